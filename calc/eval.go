@@ -1,0 +1,205 @@
+package calc
+
+import (
+	"context"
+	"time"
+
+	"github.com/RoaringBitmap/roaring/v2"
+)
+
+// empty is the shared empty set. Every set the evaluator hands out is treated as immutable, so
+// results can be shared between views (Ref is R when nothing expires; Final is R when no
+// filter removes anyone) without copying.
+var empty = roaring.New()
+
+// Calculate evaluates every group exactly once, in dependency order, and returns the result.
+// Repeated calls return the same result; it is safe to call from several goroutines.
+func (r *Repo) Calculate(ctx context.Context) (*Result, error) {
+	r.once.Do(func() { r.result, r.resultErr = r.calculate(ctx) })
+	return r.result, r.resultErr
+}
+
+func (r *Repo) calculate(ctx context.Context) (*Result, error) {
+	start := time.Now()
+	for i, g := range r.order {
+		if i&1023 == 0 {
+			if err := ctx.Err(); err != nil {
+				return nil, err
+			}
+		}
+		g.r = r.eval(g.def.rules)
+		g.ref = r.expire(g, g.r)
+	}
+	for _, f := range r.filters {
+		if f.ok {
+			f.pop = r.population(f)
+		}
+	}
+	res := newResult(r)
+	r.Timings.Calculate = time.Since(start)
+	res.Timings = r.Timings
+	return res, nil
+}
+
+// expire is the whole-file expiration modifier: a group whose date has come is empty.
+func (r *Repo) expire(g *group, s *roaring.Bitmap) *roaring.Bitmap {
+	if r.expired(g) && !s.IsEmpty() {
+		return empty
+	}
+	return s
+}
+
+func (r *Repo) expired(g *group) bool {
+	return !r.ignore && g.def.fileExp.Reached(r.today)
+}
+
+func (r *Repo) eval(n *rule) *roaring.Bitmap {
+	switch n.op {
+	case opNone:
+		return empty
+	case opMethod:
+		if n.method != "group" {
+			return n.leaf
+		}
+		return r.union(n.targets)
+	case opNot:
+		return roaring.AndNot(r.universe, r.eval(n.kids[0]))
+	case opOr:
+		switch len(n.kids) {
+		case 0:
+			return empty
+		case 1:
+			return r.eval(n.kids[0])
+		}
+		sets := make([]*roaring.Bitmap, len(n.kids))
+		for i, k := range n.kids {
+			sets[i] = r.eval(k)
+		}
+		return roaring.FastOr(sets...)
+	}
+	// and: intersect the positive children, then subtract the union of the negated ones. This
+	// never materialises "everyone but X", which is what makes `!=` lines cheap.
+	var pos, neg []*roaring.Bitmap
+	var collect func(kids []*rule)
+	collect = func(kids []*rule) {
+		for _, k := range kids {
+			switch {
+			case k.op == opNot:
+				neg = append(neg, r.eval(k.kids[0]))
+			case k.op == opAnd && allNot(k.kids):
+				collect(k.kids)
+			default:
+				pos = append(pos, r.eval(k))
+			}
+		}
+	}
+	collect(n.kids)
+	var base *roaring.Bitmap
+	switch len(pos) {
+	case 0:
+		base = r.universe
+	case 1:
+		base = pos[0]
+	default:
+		base = roaring.And(pos[0], pos[1])
+		for _, p := range pos[2:] {
+			if base.IsEmpty() {
+				break
+			}
+			base.And(p)
+		}
+	}
+	if base.IsEmpty() || len(neg) == 0 {
+		return base
+	}
+	if len(neg) == 1 {
+		return roaring.AndNot(base, neg[0])
+	}
+	return roaring.AndNot(base, roaring.FastOr(neg...))
+}
+
+func allNot(kids []*rule) bool {
+	for _, k := range kids {
+		if k.op != opNot {
+			return false
+		}
+	}
+	return len(kids) > 0
+}
+
+// union is the members of referenced groups (their Ref view).
+func (r *Repo) union(gs []*group) *roaring.Bitmap {
+	switch len(gs) {
+	case 0:
+		return empty
+	case 1:
+		return gs[0].ref
+	}
+	sets := make([]*roaring.Bitmap, len(gs))
+	for i, g := range gs {
+		sets[i] = g.ref
+	}
+	return roaring.FastOr(sets...)
+}
+
+func (r *Repo) population(f *filterState) *roaring.Bitmap {
+	switch {
+	case f.targets != nil:
+		return r.union(f.targets)
+	case f.ldapDN != "":
+		g, ok := r.ldap[f.ldapDN]
+		if !ok {
+			return empty // a missing LDAP group filters nobody, as in the reference
+		}
+		uids, err := g.Members()
+		if err != nil {
+			return empty
+		}
+		return r.idsOf(uids)
+	default:
+		return r.idsOf(f.extra)
+	}
+}
+
+// final is Filter then Expire: the membership written for g in its own OU. It also reports
+// whether the whole-file expiration emptied a non-empty set (metadata no_members_ok).
+func (r *Repo) final(g *group) (*roaring.Bitmap, bool) {
+	s := g.r
+	for _, f := range r.filters {
+		if s.IsEmpty() {
+			break
+		}
+		st := r.setting(g, f)
+		if st.mode == filterAll || f.pop == nil || f.pop.IsEmpty() {
+			continue
+		}
+		removed := roaring.And(s, f.pop)
+		if removed.IsEmpty() {
+			continue
+		}
+		if st.mode == filterList {
+			removed.AndNot(r.allowed(st))
+			if removed.IsEmpty() {
+				continue
+			}
+		}
+		s = roaring.AndNot(s, removed)
+	}
+	if r.expired(g) && !s.IsEmpty() {
+		return empty, true
+	}
+	return s, false
+}
+
+// allowed is the set of people a filter list lets through.
+func (r *Repo) allowed(st *filterSetting) *roaring.Bitmap {
+	b := roaring.New()
+	for _, e := range st.entries {
+		if e.targets != nil {
+			b.Or(r.union(e.targets))
+		} else if id, ok := r.dir.Lookup(e.value); ok {
+			b.Add(id)
+		}
+	}
+	return b
+}

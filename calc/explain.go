@@ -1,0 +1,260 @@
+package calc
+
+import (
+	"fmt"
+	"io"
+	"strings"
+)
+
+// Explanation says why a person is (or is not) in a group: the rules that matched (with the
+// groups and org-chart paths that brought the person in), the filter decisions and the
+// expirations.
+type Explanation struct {
+	Group  string `json:"group"`
+	Person string `json:"person"`
+	// Known is false when the person is not in the people data (then nothing can match).
+	Known bool `json:"known"`
+	// Member is the final answer; InRules is membership before filters and expiration.
+	Member  bool   `json:"member"`
+	InRules bool   `json:"in_rules"`
+	File    string `json:"file"`
+	// Rules is the rule tree of the group with the person's match at every node.
+	Rules *Trace `json:"rules"`
+	// Filters lists every filter's decision for this person in this group.
+	Filters []FilterTrace `json:"filters,omitempty"`
+	// FileExpiration is the whole-file expiration, when the file has one.
+	FileExpiration *ExpirationTrace `json:"file_expiration,omitempty"`
+	// ExpiredLines are rule lines and filter entries dropped because their date passed.
+	ExpiredLines []ExpiredTrace `json:"expired_lines,omitempty"`
+}
+
+// Trace is one rule node.
+type Trace struct {
+	Rule    string `json:"rule"`
+	Line    int    `json:"line,omitempty"`
+	Matched bool   `json:"matched"`
+	// Children of or/and/not.
+	Children []*Trace `json:"children,omitempty"`
+	// Via are the referenced groups of a group rule that contain the person.
+	Via []*GroupTrace `json:"via,omitempty"`
+	// OrgChain is the management chain from the person up to the named manager.
+	OrgChain []string `json:"org_chain,omitempty"`
+}
+
+// GroupTrace explains a referenced group (its Ref view: filters of that group do not apply).
+type GroupTrace struct {
+	Group   string `json:"group"`
+	File    string `json:"file"`
+	Expired bool   `json:"expired,omitempty"`
+	// Rules is nil when the group was already explained above or the depth limit was hit.
+	Rules *Trace `json:"rules,omitempty"`
+}
+
+// FilterTrace is one filter's decision.
+type FilterTrace struct {
+	Filter       string `json:"filter"`
+	Setting      string `json:"setting"` // all, none or list
+	Applies      bool   `json:"applies"` // false when excluded_paths/included_paths switch it off
+	InPopulation bool   `json:"in_population"`
+	Allowed      bool   `json:"allowed"` // listed by the group's filter setting
+	Removed      bool   `json:"removed"`
+}
+
+// ExpirationTrace describes the whole-file expiration.
+type ExpirationTrace struct {
+	Date    string `json:"date"`
+	Reached bool   `json:"reached"`
+	Line    int    `json:"line,omitempty"`
+}
+
+// ExpiredTrace is a dropped line.
+type ExpiredTrace struct {
+	Line int    `json:"line"`
+	Text string `json:"text"`
+	Date string `json:"date"`
+}
+
+// NotFoundError is returned by Explain for an unknown group.
+type NotFoundError struct{ Group string }
+
+func (e *NotFoundError) Error() string { return fmt.Sprintf("no calculated group %q", e.Group) }
+
+const maxExplainDepth = 12
+
+// Explain explains the membership of person (any letter case) in group ("ou/cn").
+func (res *Result) Explain(groupKey, person string) (*Explanation, error) {
+	r := res.repo
+	out := res.byKey[groupKey]
+	if out == nil {
+		return nil, &NotFoundError{Group: groupKey}
+	}
+	var g *group
+	for _, o := range r.outputs {
+		if o.ou.Key+"/"+o.g.cn == groupKey {
+			g = o.g
+			break
+		}
+	}
+	ex := &Explanation{Group: groupKey, Person: person, File: g.rel}
+	id, known := r.dir.Lookup(person)
+	ex.Known = known
+	if known {
+		ex.Person = r.dir.UID(id)
+		ex.InRules = g.r.Contains(id)
+		ex.Member = res.finals[g].Contains(id)
+	}
+	e := &explainer{r: r, id: id, known: known, seen: map[*group]bool{g: true}}
+	ex.Rules = e.trace(g.def.rules, 0)
+	for _, f := range r.filters {
+		st := r.setting(g, f)
+		ft := FilterTrace{Filter: f.cfg.Name, Applies: filterApplies(f.cfg, g.path)}
+		ft.Setting = [...]string{"none", "all", "list"}[st.mode]
+		if known && f.pop != nil {
+			ft.InPopulation = f.pop.Contains(id)
+			if st.mode == filterList {
+				ft.Allowed = r.allowed(st).Contains(id)
+			}
+			ft.Removed = ex.InRules && st.mode != filterAll && ft.InPopulation && !ft.Allowed
+		}
+		ex.Filters = append(ex.Filters, ft)
+	}
+	if d := g.def.fileExp; !d.IsZero() {
+		ex.FileExpiration = &ExpirationTrace{Date: d.String(), Reached: r.expired(g), Line: g.def.fileExpLine}
+	}
+	for _, l := range g.def.expired {
+		ex.ExpiredLines = append(ex.ExpiredLines, ExpiredTrace{Line: l.line, Text: l.text, Date: l.date.String()})
+	}
+	return ex, nil
+}
+
+type explainer struct {
+	r     *Repo
+	id    uint32
+	known bool
+	seen  map[*group]bool
+}
+
+func (e *explainer) trace(n *rule, depth int) *Trace {
+	t := &Trace{Line: n.line}
+	switch n.op {
+	case opNone:
+		t.Rule = "nobody (always: false, or no live conditions)"
+		return t
+	case opNot:
+		t.Rule = "not"
+		c := e.trace(n.kids[0], depth)
+		t.Children = []*Trace{c}
+		t.Matched = e.known && !c.Matched
+		return t
+	case opOr, opAnd:
+		t.Rule = map[ruleOp]string{opOr: "any of", opAnd: "all of"}[n.op]
+		t.Matched = n.op == opAnd
+		for _, k := range n.kids {
+			c := e.trace(k, depth)
+			t.Children = append(t.Children, c)
+			if n.op == opOr {
+				t.Matched = t.Matched || c.Matched
+			} else {
+				t.Matched = t.Matched && c.Matched
+			}
+		}
+		if n.op == opAnd && len(n.kids) == 0 {
+			t.Matched = false
+		}
+		return t
+	}
+	t.Rule = n.text
+	if t.Rule == "" {
+		t.Rule = n.method + " = " + n.value
+	}
+	if !e.known {
+		return t
+	}
+	if n.method != "group" {
+		t.Matched = n.leaf.Contains(e.id)
+		if t.Matched && n.method == "management" {
+			t.OrgChain = e.r.org.Chain(e.id, n.value)
+		}
+		return t
+	}
+	for _, tg := range n.targets {
+		if !tg.ref.Contains(e.id) && !(tg.r.Contains(e.id) && e.r.expired(tg)) {
+			continue
+		}
+		gt := &GroupTrace{Group: tg.key, File: tg.rel, Expired: e.r.expired(tg)}
+		if !gt.Expired {
+			t.Matched = true
+		}
+		if !e.seen[tg] && depth < maxExplainDepth {
+			e.seen[tg] = true
+			gt.Rules = e.trace(tg.def.rules, depth+1)
+		}
+		t.Via = append(t.Via, gt)
+	}
+	return t
+}
+
+// WriteText renders the explanation for people.
+func (ex *Explanation) WriteText(w io.Writer) {
+	verdict := "is NOT"
+	if ex.Member {
+		verdict = "IS"
+	}
+	fmt.Fprintf(w, "%s %s a member of %s (%s)\n", ex.Person, verdict, ex.Group, ex.File)
+	if !ex.Known {
+		fmt.Fprintf(w, "  %s is not in the people data\n", ex.Person)
+		return
+	}
+	fmt.Fprintln(w, "rules:")
+	writeTrace(w, ex.Rules, "  ")
+	for _, f := range ex.Filters {
+		switch {
+		case !f.Applies:
+			fmt.Fprintf(w, "filter %s: does not apply to this file (excluded_paths/included_paths)\n", f.Filter)
+		case f.Removed:
+			fmt.Fprintf(w, "filter %s (%s): REMOVED (in the filter's population and not allowed by this group)\n", f.Filter, f.Setting)
+		case f.InPopulation:
+			fmt.Fprintf(w, "filter %s (%s): in the population, kept (allowed=%v)\n", f.Filter, f.Setting, f.Allowed)
+		default:
+			fmt.Fprintf(w, "filter %s (%s): not in the population\n", f.Filter, f.Setting)
+		}
+	}
+	if fe := ex.FileExpiration; fe != nil {
+		state := "not reached"
+		if fe.Reached {
+			state = "REACHED: the group is empty"
+		}
+		fmt.Fprintf(w, "whole-file expiration %s (line %d): %s\n", fe.Date, fe.Line, state)
+	}
+	for _, l := range ex.ExpiredLines {
+		fmt.Fprintf(w, "expired on %s (line %d, ignored): %s\n", l.Date, l.Line, l.Text)
+	}
+}
+
+func writeTrace(w io.Writer, t *Trace, indent string) {
+	mark := "-"
+	if t.Matched {
+		mark = "+"
+	}
+	line := ""
+	if t.Line > 0 {
+		line = fmt.Sprintf(" (line %d)", t.Line)
+	}
+	fmt.Fprintf(w, "%s%s %s%s\n", indent, mark, t.Rule, line)
+	if len(t.OrgChain) > 0 {
+		fmt.Fprintf(w, "%s    org chart: %s\n", indent, strings.Join(t.OrgChain, " → "))
+	}
+	for _, v := range t.Via {
+		note := ""
+		if v.Expired {
+			note = " [expired as a whole: contributes nobody]"
+		}
+		fmt.Fprintf(w, "%s    via %s (%s)%s\n", indent, v.Group, v.File, note)
+		if v.Rules != nil {
+			writeTrace(w, v.Rules, indent+"      ")
+		}
+	}
+	for _, c := range t.Children {
+		writeTrace(w, c, indent+"  ")
+	}
+}

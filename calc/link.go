@@ -1,0 +1,499 @@
+package calc
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"slices"
+	"strings"
+
+	"github.com/RoaringBitmap/roaring/v2"
+	"github.com/entitlements-go/entitlements/config"
+	"github.com/entitlements-go/entitlements/people"
+	"github.com/entitlements-go/entitlements/validate"
+)
+
+// linker walks the dependency graph depth-first in the reference's evaluation order (OUs
+// sorted, files sorted, rules left to right). It resolves every reference, detects cycles with
+// the whole chain, and records the post-order, which is the evaluation order.
+type linker struct {
+	r     *Repo
+	ctx   context.Context
+	c     *validate.Collector
+	stack []*group
+}
+
+func (r *Repo) link(ctx context.Context, c *validate.Collector) {
+	lk := &linker{r: r, ctx: ctx, c: c}
+	var soft []*output
+	for _, o := range r.outputs {
+		if !o.ou.Spec.Enumerates && !r.opt.Strict {
+			soft = append(soft, o)
+			continue
+		}
+		if lk.visit(o.g) {
+			lk.final(o.g)
+		}
+	}
+	// Files of dummy OUs that nothing referenced: the reference never opens them, so their
+	// problems are warnings and they are left out of the result.
+	hard := c.Len()
+	for _, o := range soft {
+		if o.g.state == done {
+			if !o.g.bad {
+				lk.final(o.g)
+			}
+			continue
+		}
+		var sc validate.Collector
+		slk := &linker{r: r, ctx: ctx, c: &sc}
+		if slk.visit(o.g) {
+			slk.final(o.g)
+		}
+		if err := sc.Err(); err != nil {
+			o.g.bad = true
+			for _, e := range err.(validate.List) {
+				c.Warn(e.Path, e.Line, "unused group file left out of the result: %s", e.Msg)
+			}
+		}
+	}
+	_ = hard
+	r.outputs = slices.DeleteFunc(r.outputs, func(o *output) bool { return o.g.bad })
+	r.addMirrors()
+}
+
+func (lk *linker) fail(g *group, line int, kind validate.Kind, format string, args ...any) {
+	path := ""
+	if g != nil {
+		path = g.rel
+	}
+	lk.c.AddError(&validate.Error{Path: path, Line: line, Kind: kind, Msg: fmt.Sprintf(format, args...)})
+}
+
+// visit links g and everything its rules reference. It reports whether g is usable.
+func (lk *linker) visit(g *group) bool {
+	switch g.state {
+	case done:
+		return !g.bad
+	case active:
+		return true // callers check for cycles before recursing
+	}
+	g.state = active
+	lk.stack = append(lk.stack, g)
+	ok := true
+	if g.def == nil {
+		lk.r.parse(g) // a referenced file of an OU that was not parsed up front
+	}
+	for _, w := range g.pwarn {
+		lk.c.Warn(w.Path, w.Line, "%s", w.Msg)
+	}
+	if g.def == nil {
+		for _, e := range g.perrs {
+			lk.c.AddError(e)
+		}
+		ok = false
+	} else {
+		ok = lk.rule(g, g.def.rules)
+	}
+	lk.stack = lk.stack[:len(lk.stack)-1]
+	g.state = done
+	g.bad = !ok
+	if ok {
+		lk.r.order = append(lk.r.order, g)
+	}
+	return ok
+}
+
+func (lk *linker) rule(g *group, n *rule) bool {
+	switch n.op {
+	case opOr, opAnd, opNot:
+		ok := true
+		for _, k := range n.kids {
+			ok = lk.rule(g, k) && ok
+		}
+		return ok
+	case opNone:
+		return true
+	}
+	if n.method == "group" {
+		return lk.reference(g, n)
+	}
+	set, err := lk.r.leaf(lk.ctx, n.method, n.value)
+	if err != nil {
+		kind := validate.KindConfig
+		switch {
+		case errors.Is(err, people.ErrUnknownManager):
+			kind = validate.KindUnknownManager
+		case errors.Is(err, people.ErrNoReports):
+			kind = validate.KindNoReports
+		case errors.Is(err, errLDAPGroupNotFound):
+			kind = validate.KindLDAPGroup
+		}
+		lk.fail(g, n.line, kind, "%s", message(err))
+		return false
+	}
+	n.leaf = set
+	return true
+}
+
+// resolve turns a group reference into the matching group records of its OU.
+func (lk *linker) resolve(from *group, line int, value string) ([]*group, bool) {
+	slash := strings.LastIndexByte(value, '/')
+	if slash <= 0 || slash == len(value)-1 {
+		lk.fail(from, line, validate.KindInvalidReference,
+			"invalid group reference %q: expected <ou>/<name> (for an LDAP DN use ldap_group)", value)
+		return nil, false
+	}
+	ouKey, pattern := value[:slash], value[slash+1:]
+	ou := lk.r.cfg.OU(ouKey)
+	if ou == nil {
+		lk.fail(from, line, validate.KindMissingReference,
+			"group reference %q: OU %q is not defined in the entitlements configuration", value, ouKey)
+		return nil, false
+	}
+	l := lk.r.listOU(ou, false, lk.c)
+	if l.err != nil {
+		lk.fail(from, line, validate.KindMissingReference, "group reference %q: %v", value, l.err)
+		return nil, false
+	}
+	var names []string
+	if !strings.Contains(pattern, "*") {
+		if _, ok := l.entries[pattern]; ok {
+			names = []string{pattern}
+		}
+	} else {
+		names = matchWildcard(l.names, pattern)
+	}
+	if len(names) == 0 {
+		refBy := "nil"
+		if from != nil {
+			refBy = fmt.Sprintf("%q", from.rel)
+		}
+		lk.fail(from, line, validate.KindMissingReference, "Could not find a configuration for %s/%s.(rb|txt|yaml) (filename: %s)",
+			lk.r.cfg.Rel(ou.Dir), pattern, refBy)
+		return nil, false
+	}
+	out := make([]*group, len(names))
+	for i, n := range names {
+		out[i] = lk.r.groupFor(ou, l, n)
+	}
+	return out, true
+}
+
+// matchWildcard matches sorted names against a pattern where * is any run of characters.
+func matchWildcard(names []string, pattern string) []string {
+	prefix, _, _ := strings.Cut(pattern, "*")
+	lo, _ := slices.BinarySearch(names, prefix)
+	var out []string
+	for _, n := range names[lo:] {
+		if !strings.HasPrefix(n, prefix) {
+			break
+		}
+		if globMatch(pattern, n) {
+			out = append(out, n)
+		}
+	}
+	return out
+}
+
+func globMatch(pattern, s string) bool {
+	parts := strings.Split(pattern, "*")
+	if !strings.HasPrefix(s, parts[0]) {
+		return false
+	}
+	s = s[len(parts[0]):]
+	last := len(parts) - 1
+	for i := 1; i < last; i++ {
+		j := strings.Index(s, parts[i])
+		if j < 0 {
+			return false
+		}
+		s = s[j+len(parts[i]):]
+	}
+	return strings.HasSuffix(s, parts[last]) && (last > 0 || s == "")
+}
+
+func (lk *linker) reference(g *group, n *rule) bool {
+	targets, ok := lk.resolve(g, n.line, n.value)
+	if !ok {
+		return false
+	}
+	if len(targets) > 1 || strings.Contains(n.value, "*") {
+		// A wildcard skips groups being computed (itself, typically) when it matched others;
+		// matching only such a group is an error.
+		live := slices.DeleteFunc(slices.Clone(targets), func(t *group) bool { return t.state == active })
+		if len(live) == 0 {
+			lk.fail(g, n.line, validate.KindSelfWildcard, "Invalid self-referencing wildcard in %s/%s.%s (%s matches only a group that depends on this one)",
+				targets[0].ou.Key, targets[0].cn, targets[0].ext, n.value)
+			return false
+		}
+		for _, t := range targets {
+			if t.state == active && t != g {
+				lk.c.Warn(g.rel, n.line, "wildcard %s skips %s, which is being computed (an order-dependent cycle)", n.value, t.key)
+			}
+		}
+		targets = live
+	} else if t := targets[0]; t.state == active {
+		chain := make([]string, 0, len(lk.stack)+1)
+		for _, s := range lk.stack {
+			chain = append(chain, s.key)
+		}
+		chain = append(chain, t.key)
+		lk.fail(g, n.line, validate.KindCircular, "Error: Circular dependency %s", strings.Join(chain, " -> "))
+		return false
+	}
+	ok = true
+	for _, t := range targets {
+		ok = lk.visit(t) && ok
+	}
+	n.targets = targets
+	return ok
+}
+
+// final links what the filtered (final) view of an output group needs: the populations of the
+// filters that apply to it and the groups named in its own filter lists.
+func (lk *linker) final(g *group) {
+	if g.finalDepOK {
+		return
+	}
+	g.finalDepOK = true
+	for _, f := range lk.r.filters {
+		s := lk.r.setting(g, f)
+		if s.mode == filterAll {
+			continue
+		}
+		if !lk.population(f) {
+			g.bad = true
+		}
+		if s.mode != filterList {
+			continue
+		}
+		for i := range s.entries {
+			e := &s.entries[i]
+			if !strings.Contains(e.value, "/") {
+				continue
+			}
+			targets, ok := lk.resolve(g, e.line, e.value)
+			if !ok {
+				g.bad = true
+				continue
+			}
+			for _, t := range targets {
+				if !lk.visit(t) {
+					g.bad = true
+				}
+			}
+			e.targets = targets
+		}
+	}
+}
+
+func (lk *linker) population(f *filterState) bool {
+	if f.linked {
+		return f.ok
+	}
+	f.linked = true
+	switch f.cfg.Class {
+	case config.FilterMemberOfGroup:
+		targets, ok := lk.resolve(nil, f.cfg.Line, f.cfg.Group)
+		if !ok {
+			return false
+		}
+		saved := lk.stack
+		lk.stack = nil
+		for _, t := range targets {
+			ok = lk.visit(t) && ok
+		}
+		lk.stack = saved
+		f.targets, f.ok = targets, ok
+	case config.FilterMemberOfLDAPGroup:
+		f.ldapDN = f.cfg.LDAPGroup
+		f.ok = true
+	default:
+		fn := lk.r.opt.FilterClasses[f.cfg.Class]
+		uids, err := fn(lk.ctx, f.cfg, lk.r.dir)
+		if err != nil {
+			lk.fail(nil, f.cfg.Line, validate.KindFilter, "filter %s: %v", f.cfg.Name, err)
+			return false
+		}
+		f.extra, f.ok = uids, true
+	}
+	return f.ok
+}
+
+// setting is the effective setting of filter f for group g: `all` when the filter's paths
+// exclude the file (spec 9.4), otherwise the file's own setting or the default `none`.
+func (r *Repo) setting(g *group, f *filterState) *filterSetting {
+	if !filterApplies(f.cfg, g.path) {
+		return allSetting
+	}
+	if s, ok := g.def.filters[f.cfg.Name]; ok {
+		return s
+	}
+	return noneSetting
+}
+
+// Shared read-only settings, so that asking for a default allocates nothing.
+var (
+	allSetting  = &filterSetting{mode: filterAll}
+	noneSetting = &filterSetting{mode: filterNone}
+)
+
+// message is err's text without the sentinel that classified it.
+func message(err error) string {
+	if u := errors.Unwrap(err); u != nil {
+		return strings.TrimSuffix(err.Error(), ": "+u.Error())
+	}
+	return err.Error()
+}
+
+func filterApplies(f *config.Filter, path string) bool {
+	ex, in := f.ExcludedPaths != nil, f.IncludedPaths != nil
+	matches := func(list []string) bool {
+		return slices.ContainsFunc(list, func(s string) bool { return strings.Contains(path, s) })
+	}
+	switch {
+	case !ex && !in:
+		return true
+	case ex && !in:
+		return !matches(f.ExcludedPaths)
+	case !ex && in:
+		return matches(f.IncludedPaths)
+	default:
+		return !matches(f.ExcludedPaths) || matches(f.IncludedPaths)
+	}
+}
+
+var errLDAPGroupNotFound = errors.New("ldap group not found")
+
+// leaf computes (once per run) the members of a non-group rule leaf.
+func (r *Repo) leaf(ctx context.Context, method, value string) (*roaring.Bitmap, error) {
+	key := method + "\x00" + value
+	if lr, ok := r.leaves[key]; ok {
+		return lr.set, lr.err
+	}
+	set, err := r.computeLeaf(ctx, method, value)
+	r.leaves[key] = leafResult{set, err}
+	return set, err
+}
+
+func (r *Repo) computeLeaf(ctx context.Context, method, value string) (*roaring.Bitmap, error) {
+	switch method {
+	case "username":
+		b := roaring.New()
+		if id, ok := r.dir.Lookup(value); ok {
+			b.Add(id)
+		}
+		return b, nil
+	case "management":
+		return r.org.Management(value)
+	case "direct_report":
+		return r.org.DirectReports(value)
+	case "ldap_group":
+		g, ok := r.ldap[value]
+		if !ok && r.opt.LDAPGroups != nil {
+			// Not prefetched (a file parsed late): read this one group.
+			got, err := r.opt.LDAPGroups.ReadLDAPGroups(ctx, []string{value})
+			if err != nil {
+				return nil, fmt.Errorf("reading LDAP group %s: %w", value, err)
+			}
+			g, ok = got[value]
+		}
+		if !ok {
+			return nil, fmt.Errorf("Failed to read ldap_group = %s (no such LDAP group): %w", value, errLDAPGroupNotFound)
+		}
+		uids, err := g.Members()
+		if err != nil {
+			return nil, fmt.Errorf("%v: %w", err, errLDAPGroupNotFound)
+		}
+		return r.idsOf(uids), nil
+	}
+	fn := r.opt.Methods[method]
+	uids, err := fn(ctx, value, r.dir)
+	if err != nil {
+		return nil, fmt.Errorf("%s = %s: %v: %w", method, value, err, errCustom)
+	}
+	return r.idsOf(uids), nil
+}
+
+var errCustom = errors.New("custom method failed")
+
+// idsOf interns uids (case-insensitively; unknown uids are dropped, as the reference does).
+func (r *Repo) idsOf(uids []string) *roaring.Bitmap {
+	b := roaring.New()
+	for _, u := range uids {
+		if id, ok := r.dir.Lookup(u); ok {
+			b.Add(id)
+		}
+	}
+	return b
+}
+
+// prefetchLDAP collects every LDAP group DN that rules and filters name and reads them in one
+// call, so an LDAP-backed reader can fetch them in bulk instead of one search per rule.
+func (r *Repo) prefetchLDAP(ctx context.Context, c *validate.Collector) error {
+	seen := map[string]bool{}
+	var dns []string
+	add := func(d string) {
+		if !seen[d] {
+			seen[d] = true
+			dns = append(dns, d)
+		}
+	}
+	for _, f := range r.filters {
+		if f.cfg.Class == config.FilterMemberOfLDAPGroup {
+			add(f.cfg.LDAPGroup)
+		}
+	}
+	var walk func(n *rule)
+	walk = func(n *rule) {
+		if n == nil {
+			return
+		}
+		if n.op == opMethod && n.method == "ldap_group" {
+			add(n.value)
+		}
+		for _, k := range n.kids {
+			walk(k)
+		}
+	}
+	for _, g := range r.groups {
+		if g.def != nil {
+			walk(g.def.rules)
+		}
+	}
+	r.ldap = map[string]*LDAPGroup{}
+	if len(dns) == 0 {
+		return nil
+	}
+	slices.Sort(dns)
+	if r.opt.LDAPGroups == nil {
+		// Without a reader every lookup is "not found": rules fail with a clear error at their
+		// line, MemberOfLDAPGroup filters have an empty population (as for a missing group).
+		r.warnings = append(r.warnings, validate.Warning{Path: r.cfg.Rel(r.cfg.File),
+			Msg: "LDAP groups are referenced but no LDAP group source is configured (use --ldap-groups FILE or an LDAP provider)"})
+		return nil
+	}
+	got, err := r.opt.LDAPGroups.ReadLDAPGroups(ctx, dns)
+	if err != nil {
+		return fmt.Errorf("reading LDAP groups: %w", err)
+	}
+	r.ldap = got
+	return nil
+}
+
+func (r *Repo) addMirrors() {
+	var out []*output
+	bySrc := map[string][]*output{}
+	for _, o := range r.outputs {
+		bySrc[o.ou.Key] = append(bySrc[o.ou.Key], o)
+	}
+	for _, ou := range r.cfg.SortedOUs() {
+		if ou.Mirror != "" {
+			for _, src := range bySrc[ou.Mirror] {
+				out = append(out, &output{ou: ou, g: src.g, mirror: true})
+			}
+		}
+	}
+	r.outputs = append(r.outputs, out...)
+}

@@ -1,0 +1,546 @@
+package calc
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/RoaringBitmap/roaring/v2"
+	"github.com/entitlements-go/entitlements/config"
+	"github.com/entitlements-go/entitlements/people"
+	"github.com/entitlements-go/entitlements/validate"
+	"golang.org/x/sync/errgroup"
+)
+
+// Repo is a loaded and validated entitlements repository: config, people, every definition
+// that a run uses (parsed once), and the dependency graph between groups with references
+// resolved and cycles rejected. A Repo that Load returns cannot fail to calculate.
+type Repo struct {
+	cfg      *config.Config
+	opt      Options
+	today    validate.Date
+	ignore   bool
+	dir      *people.Directory
+	org      *people.Orgchart
+	universe *roaring.Bitmap
+
+	methods  map[string]bool
+	filters  []*filterState
+	fByName  map[string]*filterState
+	listings map[string]*listing // by OU key
+	groups   map[string]*group   // by "ouKey/cn"
+	// order is every usable group in dependency order (dependencies first).
+	order []*group
+	// outputs are the groups a run produces, in OU processing order then file order.
+	outputs []*output
+
+	leaves   map[string]leafResult
+	ldap     map[string]*LDAPGroup
+	warnings []validate.Warning
+	fnames   map[string]bool
+	// Timings of the load phases.
+	Timings Timings
+
+	once      sync.Once
+	result    *Result
+	resultErr error
+}
+
+// Timings are the wall times of the phases of a run.
+type Timings struct {
+	Load, Validate, Calculate time.Duration
+}
+
+type leafResult struct {
+	set *roaring.Bitmap
+	err error
+}
+
+// group is one definition file in the context of one OU key.
+type group struct {
+	ou        *config.OU
+	cn, ext   string
+	path, rel string
+	key       string // ouKey/cn
+
+	def   *definition
+	perrs []*validate.Error
+	pwarn []validate.Warning
+
+	state      uint8 // unvisited, active, done
+	bad        bool
+	r, ref     *roaring.Bitmap
+	evaluated  bool
+	finalDepOK bool
+}
+
+const (
+	unvisited uint8 = iota
+	active
+	done
+)
+
+// output is one group of the result: a computed group of an enumerated or dummy OU, or a
+// mirror copy of one.
+type output struct {
+	ou     *config.OU
+	g      *group
+	mirror bool
+}
+
+type filterState struct {
+	cfg     *config.Filter
+	targets []*group // MemberOfGroup
+	ldapDN  string
+	extra   []string // custom class population (uids)
+	linked  bool
+	ok      bool
+	pop     *roaring.Bitmap
+}
+
+type listing struct {
+	entries map[string][]dirEntry // by cn; more than one entry is a duplicate (Q-03)
+	names   []string              // sorted cns
+	err     error
+}
+
+type dirEntry struct {
+	name, cn, ext string
+}
+
+// Load reads the config file at path and everything a run needs, validates all of it and
+// builds the dependency graph. Every problem is returned together as a validate.List.
+func Load(ctx context.Context, path string, opt Options) (*Repo, error) {
+	opt = opt.withDefaults()
+	start := time.Now()
+	var classes []string
+	for k := range opt.FilterClasses {
+		classes = append(classes, k)
+	}
+	cfg, warns, err := config.Load(path, config.Options{Getenv: opt.Getenv, Types: opt.Types,
+		FilterClasses: classes, BaseDir: opt.BaseDir})
+	if err != nil {
+		return nil, err
+	}
+	r := &Repo{cfg: cfg, opt: opt, today: validate.Today(opt.Now), warnings: warns,
+		ignore: opt.IgnoreExpirations || cfg.IgnoreExpirations,
+		listings: map[string]*listing{}, groups: map[string]*group{}, leaves: map[string]leafResult{},
+		fByName: map[string]*filterState{}}
+	var c validate.Collector
+	if err := r.loadPeople(ctx, &c); err != nil {
+		return nil, err
+	}
+	r.registerMethods(&c)
+	for _, f := range cfg.Filters {
+		fs := &filterState{cfg: f}
+		r.filters = append(r.filters, fs)
+		r.fByName[f.Name] = fs
+	}
+	r.fnames = make(map[string]bool, len(r.filters))
+	for _, f := range r.filters {
+		r.fnames[f.cfg.Name] = true
+	}
+	if err := c.Err(); err != nil {
+		return nil, err
+	}
+	if err := r.enumerate(ctx, &c); err != nil {
+		return nil, err
+	}
+	r.Timings.Load = time.Since(start)
+	start = time.Now()
+	if err := r.prefetchLDAP(ctx, &c); err != nil {
+		return nil, err
+	}
+	r.link(ctx, &c)
+	r.warnings = append(r.warnings, c.Warnings()...)
+	for _, w := range r.warnings {
+		opt.Logger.Warn(w.String())
+	}
+	r.Timings.Validate = time.Since(start)
+	if err := c.Err(); err != nil {
+		return nil, err
+	}
+	return r, nil
+}
+
+// Config returns the loaded configuration.
+func (r *Repo) Config() *config.Config { return r.cfg }
+
+// People returns the interned people of the run.
+func (r *Repo) People() *people.Directory { return r.dir }
+
+// Warnings returns every warning found while loading.
+func (r *Repo) Warnings() []validate.Warning { return r.warnings }
+
+func (r *Repo) loadPeople(ctx context.Context, c *validate.Collector) error {
+	src := r.cfg.People[r.cfg.PeopleDataSource]
+	persons, err := r.readPeople(ctx, src, 0)
+	if err != nil {
+		var le *people.LineError
+		if errors.As(err, &le) {
+			c.Add(r.peopleRel(src), le.Line, validate.KindPeople, "%s", le.Msg)
+		} else {
+			c.AddError(&validate.Error{Path: r.cfg.Rel(r.cfg.File), Line: src.Line, Kind: validate.KindPeople,
+				Msg: fmt.Sprintf("people source %q: %v", src.Name, err), Err: err})
+		}
+		return c.Err()
+	}
+	dir, err := people.NewDirectory(persons)
+	if err != nil {
+		c.AddError(&validate.Error{Path: r.peopleRel(src), Kind: validate.KindPeople, Msg: err.Error(), Err: err})
+		return c.Err()
+	}
+	r.dir = dir
+	r.universe = roaring.New()
+	r.universe.AddRange(0, uint64(dir.Len()))
+	if oc := r.cfg.Orgchart; oc != nil {
+		mm, err := people.LoadManagerMap(oc.ManagerMapFile)
+		if err != nil {
+			c.AddError(&validate.Error{Path: r.cfg.Rel(oc.ManagerMapFile), Kind: validate.KindPeople, Msg: err.Error(), Err: err})
+			return c.Err()
+		}
+		r.org = people.NewOrgchart(dir, mm)
+	}
+	return nil
+}
+
+func (r *Repo) peopleRel(src *config.PeopleSource) string {
+	if src.Config != nil {
+		if f := src.Config.Get("filename"); f != nil && f.IsString() {
+			return r.cfg.Rel(r.peoplePath(f.Str))
+		}
+	}
+	return r.cfg.Rel(r.cfg.File)
+}
+
+// peoplePath resolves a people file name: relative to the working directory, as in the
+// reference (Q-36), and absolute paths as written.
+func (r *Repo) peoplePath(name string) string {
+	if filepath.IsAbs(name) {
+		return name
+	}
+	abs, err := filepath.Abs(name)
+	if err != nil {
+		return name
+	}
+	return abs
+}
+
+func (r *Repo) readPeople(ctx context.Context, src *config.PeopleSource, depth int) ([]people.Person, error) {
+	if depth > 8 {
+		return nil, fmt.Errorf("combined people sources nest too deeply")
+	}
+	switch src.Type {
+	case "yaml":
+		f := src.Config.Get("filename")
+		if f == nil || !f.IsString() || f.Str == "" {
+			return nil, fmt.Errorf("a yaml people source needs config.filename")
+		}
+		path := r.peoplePath(f.Str)
+		r.opt.Logger.Debug("reading people", "source", src.Name, "path", path)
+		return people.LoadYAML(path)
+	case "dummy":
+		return nil, nil
+	case "combined":
+		return r.readCombined(ctx, src, depth)
+	}
+	if r.opt.People == nil {
+		return nil, fmt.Errorf("people source type %q needs a people loader (for example the LDAP provider); only yaml sources can be read offline", src.Type)
+	}
+	return r.opt.People(ctx, src)
+}
+
+// readCombined merges component sources with `or` (union) or `and` (intersection); the first
+// component that has a uid supplies the person. uids match case-insensitively (Q-13).
+func (r *Repo) readCombined(ctx context.Context, src *config.PeopleSource, depth int) ([]people.Person, error) {
+	op := "or"
+	if o := src.Config.Get("operator"); o != nil && o.Text() != "" {
+		op = o.Text()
+	}
+	if op != "or" && op != "and" {
+		return nil, fmt.Errorf("combined people source: operator must be \"and\" or \"or\", not %q", op)
+	}
+	comps := src.Config.Get("components")
+	if comps == nil || len(comps.Items) == 0 {
+		return nil, fmt.Errorf("combined people source needs a list of components")
+	}
+	var merged []people.Person
+	index := map[string]int{}
+	count := map[string]int{}
+	for i, it := range comps.Items {
+		var sub *config.PeopleSource
+		switch {
+		case it.IsString():
+			sub = r.cfg.People[it.Str]
+			if sub == nil {
+				return nil, fmt.Errorf("combined people source: component %q is not a configured people source", it.Str)
+			}
+		default:
+			t := it.Get("type")
+			if t == nil {
+				return nil, fmt.Errorf("combined people source: component %d has no type", i+1)
+			}
+			sub = &config.PeopleSource{Name: fmt.Sprintf("%s[%d]", src.Name, i), Type: t.Text(), Config: it.Get("config"), Line: it.Line}
+		}
+		ps, err := r.readPeople(ctx, sub, depth+1)
+		if err != nil {
+			return nil, fmt.Errorf("component %s: %w", sub.Name, err)
+		}
+		seen := map[string]bool{}
+		for _, p := range ps {
+			k := strings.ToLower(p.UID)
+			if seen[k] {
+				continue
+			}
+			seen[k] = true
+			count[k]++
+			if _, ok := index[k]; !ok {
+				index[k] = len(merged)
+				merged = append(merged, p)
+			}
+		}
+	}
+	if op == "and" {
+		n := len(comps.Items)
+		merged = slices.DeleteFunc(merged, func(p people.Person) bool { return count[strings.ToLower(p.UID)] < n })
+	}
+	return merged, nil
+}
+
+var builtinMethods = []string{"username", "group"}
+
+func (r *Repo) registerMethods(c *validate.Collector) {
+	r.methods = map[string]bool{}
+	for _, m := range builtinMethods {
+		r.methods[m] = true
+	}
+	if r.cfg.Orgchart != nil {
+		r.methods["management"] = true
+		r.methods["direct_report"] = true
+	}
+	if r.cfg.LDAPGroup != nil {
+		r.methods["ldap_group"] = true
+	}
+	for name := range r.opt.Methods {
+		switch name {
+		case "username", "group", "entitlements_group", "management", "direct_report", "ldap_group",
+			"description", "expiration", "always", "or", "and", "not":
+			c.Add("", 0, validate.KindConfig, "custom rule method %q would replace a built-in or reserved name", name)
+		default:
+			r.methods[name] = true
+		}
+	}
+}
+
+func (r *Repo) allowedMethods(ou *config.OU) map[string]bool {
+	if ou.AllowedMethods == nil {
+		return nil
+	}
+	out := map[string]bool{}
+	for _, m := range ou.AllowedMethods {
+		if r.methods[m] {
+			out[m] = true
+		}
+	}
+	return out
+}
+
+// listOU reads an OU directory once. Enumerated OUs apply the enumeration rules (spec 3.2) and
+// report illegal files; other OUs only collect candidate files for references.
+func (r *Repo) listOU(ou *config.OU, enumerate bool, c *validate.Collector) *listing {
+	if l, ok := r.listings[ou.Key]; ok {
+		return l
+	}
+	l := &listing{entries: map[string][]dirEntry{}}
+	r.listings[ou.Key] = l
+	if ou.Mirror != "" {
+		l.err = fmt.Errorf("OU %q is a mirror and has no group files of its own", ou.Key)
+		return l
+	}
+	ents, err := os.ReadDir(ou.Dir)
+	if err != nil {
+		l.err = fmt.Errorf("Non-existing directory %q for group %q", r.cfg.Rel(ou.Dir), ou.Key)
+		return l
+	}
+	for _, e := range ents {
+		name := e.Name()
+		if strings.HasPrefix(name, ".") || e.IsDir() {
+			continue
+		}
+		if !e.Type().IsRegular() {
+			if st, err := os.Stat(filepath.Join(ou.Dir, name)); err != nil || st.IsDir() {
+				continue
+			}
+		}
+		if enumerate && (name == "README.md" || name == "PR_TEMPLATE.md") {
+			continue
+		}
+		cn, ext := splitName(name)
+		if !validCN(cn) {
+			if enumerate {
+				c.Add(r.cfg.Rel(filepath.Join(ou.Dir, name)), 0, validate.KindFileType, "Illegal LDAP group name %q in %s! (names are [A-Za-z0-9_-])", cn, ou.Key)
+			}
+			continue // Q-33: references use the same name rules
+		}
+		switch ext {
+		case "txt", "yaml", "rb":
+		case "":
+			if enumerate {
+				c.Add(r.cfg.Rel(filepath.Join(ou.Dir, name)), 0, validate.KindFileType, "Unable to determine the extension on %q!", name)
+			}
+			continue
+		default:
+			if enumerate {
+				c.Add(r.cfg.Rel(filepath.Join(ou.Dir, name)), 0, validate.KindFileType, "Unable to map filename %q to a ruleset object! (group files are .txt or .yaml)", name)
+			}
+			continue
+		}
+		if _, ok := l.entries[cn]; !ok {
+			l.names = append(l.names, cn)
+		}
+		l.entries[cn] = append(l.entries[cn], dirEntry{name: name, cn: cn, ext: ext})
+	}
+	slices.Sort(l.names)
+	return l
+}
+
+// splitName removes a trailing ".<word chars>" extension.
+func splitName(name string) (cn, ext string) {
+	i := strings.LastIndexByte(name, '.')
+	if i < 0 || i == len(name)-1 {
+		return name, ""
+	}
+	for j := i + 1; j < len(name); j++ {
+		if !isWord(name[j]) {
+			return name, ""
+		}
+	}
+	return name[:i], name[i+1:]
+}
+
+func validCN(cn string) bool {
+	if cn == "" {
+		return false
+	}
+	for i := 0; i < len(cn); i++ {
+		if !isWord(cn[i]) && cn[i] != '-' {
+			return false
+		}
+	}
+	return true
+}
+
+// groupFor returns the group record for a cn of an OU listing, creating it (unparsed) once.
+func (r *Repo) groupFor(ou *config.OU, l *listing, cn string) *group {
+	key := ou.Key + "/" + cn
+	if g, ok := r.groups[key]; ok {
+		return g
+	}
+	ents := l.entries[cn]
+	e := ents[0]
+	path := filepath.Join(ou.Dir, e.name)
+	g := &group{ou: ou, cn: cn, ext: e.ext, path: path, rel: r.cfg.Rel(path), key: key}
+	if len(ents) > 1 {
+		var names []string
+		for _, x := range ents {
+			names = append(names, r.cfg.Rel(filepath.Join(ou.Dir, x.name)))
+		}
+		g.perrs = append(g.perrs, &validate.Error{Path: g.rel, Kind: validate.KindDuplicateGroup,
+			Msg: fmt.Sprintf("duplicate group %s: %s (one file per group name)", key, strings.Join(names, ", "))})
+	}
+	r.groups[key] = g
+	return g
+}
+
+// enumerate lists every OU directory, creates the group records of enumerated and dummy OUs
+// and parses them all in parallel. Only records that are needed are validated later (link).
+func (r *Repo) enumerate(ctx context.Context, c *validate.Collector) error {
+	var toParse []*group
+	for _, ou := range r.cfg.SortedOUs() {
+		if ou.Mirror != "" || ou.Type == "member_of" {
+			continue
+		}
+		if !ou.Spec.Enumerates {
+			if st, err := os.Stat(ou.Dir); err != nil || !st.IsDir() {
+				continue // a dummy OU without a directory is skipped
+			}
+		}
+		l := r.listOU(ou, ou.Spec.Enumerates, c)
+		if l.err != nil {
+			if ou.Spec.Enumerates {
+				c.Add(r.cfg.Rel(r.cfg.File), ou.Line, validate.KindConfig, "%v", l.err)
+			}
+			continue
+		}
+		for _, cn := range l.names {
+			g := r.groupFor(ou, l, cn)
+			toParse = append(toParse, g)
+			r.outputs = append(r.outputs, &output{ou: ou, g: g})
+		}
+	}
+	// Enumeration errors do not stop here: parsing and linking go on so that one run reports
+	// every problem of the repo.
+	return r.parseAll(ctx, toParse)
+}
+
+func (r *Repo) parseAll(ctx context.Context, gs []*group) error {
+	eg, ctx := errgroup.WithContext(ctx)
+	eg.SetLimit(r.opt.Parallelism)
+	const batch = 64
+	for i := 0; i < len(gs); i += batch {
+		part := gs[i:min(i+batch, len(gs))]
+		eg.Go(func() error {
+			for _, g := range part {
+				if err := ctx.Err(); err != nil {
+					return err
+				}
+				r.parse(g)
+			}
+			return nil
+		})
+	}
+	return eg.Wait()
+}
+
+// parse reads and parses one group file into g (errors stay with g).
+func (r *Repo) parse(g *group) {
+	if g.def != nil || len(g.perrs) > 0 {
+		return
+	}
+	if at := g.ou.AllowedTypes; at != nil && !slices.Contains(at, g.ext) {
+		g.perrs = append(g.perrs, &validate.Error{Path: g.rel, Kind: validate.KindFileType,
+			Msg: fmt.Sprintf("Files with extension %q are not allowed in this OU! Allowed: %s!", g.ext, strings.Join(at, ","))})
+		return
+	}
+	if g.ext == "rb" {
+		g.perrs = append(g.perrs, &validate.Error{Path: g.rel, Kind: validate.KindUnsupported,
+			Msg: "unsupported group file: Ruby rule files cannot be evaluated; convert it to .yaml or .txt, or register a Go rule method through calc.Options.Methods"})
+		return
+	}
+	data, err := os.ReadFile(g.path)
+	if err != nil {
+		g.perrs = append(g.perrs, &validate.Error{Path: g.rel, Kind: validate.KindIO, Msg: err.Error(), Err: err})
+		return
+	}
+	p := &parser{rel: g.rel, today: r.today, ignoreExp: r.ignore, methods: r.methods,
+		allowed: r.allowedMethods(g.ou), filters: r.fnames}
+	var def *definition
+	if g.ext == "txt" {
+		def = p.parseTxt(data)
+	} else {
+		def = p.parseYAML(data)
+	}
+	g.pwarn = p.warns
+	if len(p.errs) > 0 || def == nil {
+		g.perrs = append(g.perrs, p.errs...)
+		return
+	}
+	def.expired = p.expired
+	g.def = def
+}

@@ -1,0 +1,70 @@
+package calc
+
+import (
+	"context"
+	"log/slog"
+	"runtime"
+	"time"
+
+	"github.com/entitlements-go/entitlements/config"
+	"github.com/entitlements-go/entitlements/people"
+)
+
+// Method is a custom rule method registered by an embedder (the Go replacement for Ruby rule
+// code). It is called once per distinct value per run, during validation, and returns the uids
+// of the members; unknown uids are ignored, letter case does not matter. A returned error is
+// reported as a validation error at every line that uses the value.
+type Method func(ctx context.Context, value string, dir *people.Directory) ([]string, error)
+
+// FilterClass computes the population of a custom filter class (the people the filter removes
+// unless a group opts out). It is called once per filter per run.
+type FilterClass func(ctx context.Context, f *config.Filter, dir *people.Directory) ([]string, error)
+
+// PeopleLoader reads a people source the engine cannot read by itself (type ldap, or the ldap
+// components of a combined source). Providers supply one.
+type PeopleLoader func(ctx context.Context, src *config.PeopleSource) ([]people.Person, error)
+
+// Options configure a calculation. The zero value is the documented default for every field;
+// fields left unset keep their defaults.
+type Options struct {
+	// Now is "today" for every expiration (only its UTC date matters). Default: time.Now().
+	Now time.Time
+	// IgnoreExpirations disables per-line/per-rule/filter expirations and the whole-file
+	// modifier (the config file's ignore_expirations does the same). Default false.
+	IgnoreExpirations bool
+	// LDAPGroups serves ldap_group rules and MemberOfLDAPGroup filters. Default: none, and a
+	// config that needs LDAP groups fails validation with a clear error.
+	LDAPGroups LDAPGroupReader
+	// People reads people sources other than YAML. Default: none (only yaml sources work).
+	People PeopleLoader
+	// Methods adds custom rule methods by name. Built-in names cannot be replaced.
+	Methods map[string]Method
+	// FilterClasses adds custom filter classes, keyed by the `class:` string of the config.
+	FilterClasses map[string]FilterClass
+	// Types adds backend types (see config.TypeSpec), merged over the built-ins.
+	Types []config.TypeSpec
+	// Getenv serves environment substitution in the config file. Default: os.LookupEnv.
+	Getenv func(string) (string, bool)
+	// BaseDir is the directory error paths are relative to. Default: the working directory.
+	BaseDir string
+	// Strict also validates files that nothing uses (unreferenced files of dummy OUs), which the
+	// reference never opens. Default false: such files only produce warnings.
+	Strict bool
+	// Parallelism bounds the goroutines used to read and parse files. Default GOMAXPROCS.
+	Parallelism int
+	// Logger receives warnings and debug output. Default: discard.
+	Logger *slog.Logger
+}
+
+func (o Options) withDefaults() Options {
+	if o.Now.IsZero() {
+		o.Now = time.Now()
+	}
+	if o.Parallelism <= 0 {
+		o.Parallelism = runtime.GOMAXPROCS(0)
+	}
+	if o.Logger == nil {
+		o.Logger = slog.New(slog.DiscardHandler)
+	}
+	return o
+}

@@ -1,0 +1,404 @@
+package calc
+
+import (
+	"fmt"
+	"strings"
+
+	"github.com/entitlements-go/entitlements/validate"
+)
+
+// parser carries what parsing one definition file needs. Its errors belong to that file: a file
+// that turns out to be unreachable (an unreferenced file of a dummy OU) must not fail the run,
+// as in the reference, so errors are kept per file and only reported when the file is used.
+type parser struct {
+	rel       string
+	today     validate.Date
+	ignoreExp bool
+	// methods: every registered rule method; allowed: the OU's restriction (nil = none).
+	methods map[string]bool
+	allowed map[string]bool
+	filters map[string]bool
+	errs    []*validate.Error
+	warns   []validate.Warning
+	// expired collects dropped lines/rules/filter entries for explanations.
+	expired []expiredLine
+}
+
+func (p *parser) fail(line int, kind validate.Kind, format string, args ...any) {
+	p.errs = append(p.errs, &validate.Error{Path: p.rel, Line: line, Kind: kind, Msg: fmt.Sprintf(format, args...)})
+}
+
+func (p *parser) warn(line int, format string, args ...any) {
+	p.warns = append(p.warns, validate.Warning{Path: p.rel, Line: line, Msg: fmt.Sprintf(format, args...)})
+}
+
+// reached reports whether an item dated d has expired (never, with ignore_expirations).
+func (p *parser) reached(d validate.Date) bool { return !p.ignoreExp && d.Reached(p.today) }
+
+// canonicalMethod applies the alias table.
+func canonicalMethod(m string) string {
+	if m == "entitlements_group" {
+		return "group"
+	}
+	return m
+}
+
+// checkMethod enforces the registry and the OU's allowed_methods on a rule leaf. It is the one
+// place both formats go through, so an OU's limits hold however the file is reached.
+func (p *parser) checkMethod(line int, method string) bool {
+	m := canonicalMethod(method)
+	if !p.methods[m] || (p.allowed != nil && !p.allowed[m]) {
+		p.fail(line, validate.KindMethodNotAllowed, "Rule Error: %s is not a valid function (the method %q is not permitted here)", method, method)
+		return false
+	}
+	return true
+}
+
+type txtLine struct {
+	key, op, value string
+	exp            validate.Date
+	line           int
+	raw            string
+}
+
+// splitTxtLine splits "KEY OP VALUE" (KEY of [A-Za-z0-9_-], OP one of = != &=).
+func splitTxtLine(s string) (key, op, value string, ok bool) {
+	i := 0
+	for i < len(s) && (isWord(s[i]) || s[i] == '-') {
+		i++
+	}
+	if i == 0 {
+		return "", "", "", false
+	}
+	key = s[:i]
+	j := skipBlanks(s, i)
+	switch {
+	case strings.HasPrefix(s[j:], "!="):
+		op, j = "!=", j+2
+	case strings.HasPrefix(s[j:], "&="):
+		op, j = "&=", j+2
+	case strings.HasPrefix(s[j:], "="):
+		op, j = "=", j+1
+	default:
+		return "", "", "", false
+	}
+	value = strings.TrimRight(s[skipBlanks(s, j):], " \t\r\n\v\f")
+	if value == "" {
+		return "", "", "", false
+	}
+	return key, op, value, true
+}
+
+func isWord(c byte) bool {
+	return c == '_' || c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9'
+}
+
+func skipBlanks(s string, i int) int {
+	for i < len(s) && (s[i] == ' ' || s[i] == '\t' || s[i] == '\v' || s[i] == '\f' || s[i] == '\r') {
+		i++
+	}
+	return i
+}
+
+// parseValue strips a trailing comment and splits "value; expiration = D" predicates.
+func (p *parser) parseValue(l *txtLine) bool {
+	v := l.value
+	if i := strings.IndexByte(v, '#'); i >= 0 {
+		v = strings.TrimRight(v[:i], " \t")
+	}
+	parts := strings.Split(v, ";")
+	for len(parts) > 1 && parts[len(parts)-1] == "" {
+		parts = parts[:len(parts)-1] // a trailing ";" is harmless
+	}
+	l.value = strings.TrimSpace(parts[0])
+	for _, part := range parts[1:] {
+		part = strings.TrimSpace(part)
+		word, val, ok := splitPredicate(part)
+		if !ok {
+			p.fail(l.line, validate.KindTextFile, "Rule Error: Unparseable semicolon predicate %q", part)
+			return false
+		}
+		if word != "expiration" {
+			p.fail(l.line, validate.KindTextFile, "Rule Error: Invalid semicolon predicate %q (only \"expiration\" is supported)", word)
+			return false
+		}
+		d, err := validate.ParseLineDate(val)
+		if err != nil {
+			p.fail(l.line, validate.KindExpirationDate, "Invalid expiration date %q (%v)", val, err)
+			return false
+		}
+		l.exp = d
+	}
+	return true
+}
+
+// splitPredicate parses "word = token" where token has no blanks.
+func splitPredicate(s string) (word, val string, ok bool) {
+	i := 0
+	for i < len(s) && isWord(s[i]) {
+		i++
+	}
+	if i == 0 {
+		return "", "", false
+	}
+	j := skipBlanks(s, i)
+	if j >= len(s) || s[j] != '=' {
+		return "", "", false
+	}
+	val = strings.TrimSpace(s[j+1:])
+	if val == "" || strings.ContainsAny(val, " \t") {
+		return "", "", false
+	}
+	return s[:i], val, true
+}
+
+// parseTxt parses the .txt format (spec section 5).
+func (p *parser) parseTxt(data []byte) *definition {
+	def := &definition{}
+	var lines []*txtLine
+	for n, raw := range strings.Split(string(data), "\n") {
+		s := strings.TrimSpace(raw)
+		if s == "" || s[0] == '#' {
+			continue
+		}
+		key, op, value, ok := splitTxtLine(s)
+		if !ok {
+			p.fail(n+1, validate.KindTextFile, "Unparseable line %q", s)
+			continue
+		}
+		switch {
+		case p.filters[key]:
+			key = "filter_" + key
+		case key == "expiration":
+			key = "modifier_expiration"
+		}
+		if key == "contractor" {
+			p.fail(n+1, validate.KindMethodNotAllowed, "Rule Error: contractor is not a valid function (did you mean contractors?)")
+			continue
+		}
+		lines = append(lines, &txtLine{key: key, op: op, value: value, line: n + 1, raw: s})
+	}
+	if len(p.errs) > 0 {
+		return nil
+	}
+
+	// Group the reserved keys, keeping file order.
+	byKey := map[string][]*txtLine{}
+	var order []string
+	var ruleLines []*txtLine
+	for _, l := range lines {
+		if l.key == "description" || strings.HasPrefix(l.key, "metadata_") ||
+			strings.HasPrefix(l.key, "modifier_") || strings.HasPrefix(l.key, "filter_") {
+			if _, seen := byKey[l.key]; !seen {
+				order = append(order, l.key)
+			}
+			byKey[l.key] = append(byKey[l.key], l)
+			continue
+		}
+		if !p.methods[canonicalMethod(l.key)] {
+			p.fail(l.line, validate.KindMethodNotAllowed, "The method %q is not allowed (unknown rule method)", l.key)
+			continue
+		}
+		ruleLines = append(ruleLines, l)
+	}
+
+	noConditionsOK := false
+	for _, key := range order {
+		ls := byKey[key]
+		switch {
+		case key == "description":
+			p.txtDescription(def, ls)
+		case strings.HasPrefix(key, "filter_"):
+			p.txtFilter(def, key, ls)
+		default: // metadata_* and modifier_*
+			v, ok := p.txtSingle(key, ls)
+			if !ok {
+				continue
+			}
+			switch {
+			case strings.HasPrefix(key, "metadata_"):
+				name := strings.TrimPrefix(key, "metadata_")
+				def.metadata = append(def.metadata, metaEntry{key: name, value: v.value})
+				if name == "no_conditions_ok" && v.value == "true" {
+					noConditionsOK = true
+				}
+			case key == "modifier_expiration":
+				d, err := validate.ParseFileDate(v.value)
+				if err != nil {
+					p.fail(v.line, validate.KindExpirationDate, "Invalid expiration date %q for the whole file (%v)", v.value, err)
+					continue
+				}
+				def.fileExp, def.fileExpLine = d, v.line
+			}
+		}
+	}
+
+	var aff, mand, neg []*rule
+	for _, l := range ruleLines {
+		if !p.parseValue(l) {
+			continue
+		}
+		r := &rule{op: opMethod, method: canonicalMethod(l.key), value: l.value, line: l.line, text: l.raw}
+		if !l.exp.IsZero() && p.reached(l.exp) {
+			p.expired = append(p.expired, expiredLine{line: l.line, text: l.raw, date: l.exp})
+			continue
+		}
+		if !p.checkMethod(l.line, l.key) {
+			continue
+		}
+		switch l.op {
+		case "=":
+			aff = append(aff, r)
+		case "&=":
+			mand = append(mand, r)
+		case "!=":
+			neg = append(neg, r)
+		}
+	}
+	if len(p.errs) > 0 {
+		return nil
+	}
+	if len(aff) == 0 {
+		// An expired file without live conditions is simply empty (this holds even with
+		// ignore_expirations, as in the reference).
+		if !def.fileExp.IsZero() && def.fileExp.Reached(p.today) {
+			def.rules = &rule{op: opNone}
+			return def
+		}
+		if noConditionsOK {
+			def.rules = &rule{op: opNone}
+			return def
+		}
+		p.fail(0, validate.KindNoConditions, "No conditions were found (at least one \"=\" rule line is needed, or metadata_no_conditions_ok = true)")
+		return nil
+	}
+	tree := &rule{op: opOr, kids: aff}
+	if len(neg) > 0 {
+		nots := make([]*rule, len(neg))
+		for i, n := range neg {
+			nots[i] = &rule{op: opNot, kids: []*rule{n}}
+		}
+		tree = &rule{op: opAnd, kids: []*rule{tree, {op: opAnd, kids: nots}}}
+	}
+	switch len(mand) {
+	case 0:
+	case 1:
+		tree = &rule{op: opAnd, kids: []*rule{mand[0], tree}}
+	default:
+		tree = &rule{op: opAnd, kids: []*rule{{op: opOr, kids: mand}, tree}}
+	}
+	def.rules = tree
+	return def
+}
+
+func (p *parser) txtDescription(def *definition, ls []*txtLine) {
+	eq := 0
+	for _, l := range ls {
+		switch l.op {
+		case "!=":
+			p.fail(l.line, validate.KindTextFile, "The description cannot use '!=' operator")
+			return
+		case "=":
+			eq++
+			def.description = l.value // verbatim: no comment or ';' handling
+		}
+	}
+	if eq != 1 || len(ls) != 1 {
+		p.fail(ls[len(ls)-1].line, validate.KindTextFile, "The description key is duplicated (exactly one \"description = ...\" line is allowed)")
+	}
+}
+
+// txtSingle checks a metadata_/modifier_ key: exactly one "=" line, no predicates.
+func (p *parser) txtSingle(key string, ls []*txtLine) (*txtLine, bool) {
+	prefix, name, _ := strings.Cut(key, "_")
+	if name == "" {
+		p.fail(ls[0].line, validate.KindMetadata, "cannot have a key named %q", key)
+		return nil, false
+	}
+	var eq []*txtLine
+	for _, l := range ls {
+		switch l.op {
+		case "!=":
+			p.fail(l.line, validate.KindMetadata, "The key %s cannot use '!=' operator", key)
+			return nil, false
+		case "&=":
+			p.fail(l.line, validate.KindMetadata, "The key %s cannot use the '&=' operator", key)
+			return nil, false
+		}
+		eq = append(eq, l)
+	}
+	if len(eq) != 1 {
+		p.fail(eq[len(eq)-1].line, validate.KindMetadata, "the key %s is repeated", key)
+		return nil, false
+	}
+	l := eq[0]
+	v := l.value
+	if i := strings.IndexByte(v, '#'); i >= 0 {
+		v = strings.TrimRight(v[:i], " \t")
+	}
+	first, rest, hasPred := strings.Cut(v, ";")
+	if hasPred && strings.TrimSpace(rest) != "" {
+		word, _, _ := splitPredicate(strings.TrimSpace(rest))
+		p.fail(l.line, validate.KindMetadata, "the key %s cannot have additional setting(s) %q", key, word)
+		return nil, false
+	}
+	_ = prefix
+	return &txtLine{key: key, op: "=", value: strings.TrimSpace(first), line: l.line}, true
+}
+
+func (p *parser) txtFilter(def *definition, key string, ls []*txtLine) {
+	name := strings.TrimPrefix(key, "filter_")
+	if name == "" {
+		p.fail(ls[0].line, validate.KindFilter, "cannot have a key named \"filter_\"")
+		return
+	}
+	if !p.filters[name] {
+		p.fail(ls[0].line, validate.KindFilter, "the key filter_%s is invalid (no filter %q is configured)", name, name)
+		return
+	}
+	var values []filterEntry
+	for _, l := range ls {
+		switch l.op {
+		case "!=":
+			p.fail(l.line, validate.KindFilter, "The filter %s cannot use '!=' operator", name)
+			return
+		case "&=":
+			// The reference silently ignores these; say so instead of failing a config it accepts.
+			p.warn(l.line, "the '&=' operator is ignored on filter lines (%s)", name)
+			continue
+		}
+		if !p.parseValue(l) {
+			return
+		}
+		if !l.exp.IsZero() && p.reached(l.exp) {
+			p.expired = append(p.expired, expiredLine{line: l.line, text: l.raw, date: l.exp})
+			continue
+		}
+		values = append(values, filterEntry{value: l.value, line: l.line})
+	}
+	p.setFilter(def, name, values, ls[0].line)
+}
+
+// setFilter applies the all/none/list rules shared by both formats.
+func (p *parser) setFilter(def *definition, name string, values []filterEntry, line int) {
+	if def.filters == nil {
+		def.filters = map[string]*filterSetting{}
+	}
+	if len(values) == 0 {
+		return // every entry expired: the default stays
+	}
+	for _, v := range values {
+		if (v.value == "all" || v.value == "none") && len(values) > 1 {
+			p.fail(v.line, validate.KindFilter, "filter %s cannot contain multiple entries when 'all' or 'none' is used", name)
+			return
+		}
+	}
+	switch values[0].value {
+	case "all":
+		def.filters[name] = &filterSetting{mode: filterAll, line: values[0].line}
+	case "none":
+		def.filters[name] = &filterSetting{mode: filterNone, line: values[0].line}
+	default:
+		def.filters[name] = &filterSetting{mode: filterList, entries: values, line: line}
+	}
+}

@@ -1,0 +1,157 @@
+package calc
+
+import (
+	"bufio"
+	"encoding/json"
+	"io"
+	"slices"
+	"strings"
+
+	"github.com/RoaringBitmap/roaring/v2"
+)
+
+// Group is one calculated group.
+type Group struct {
+	// Key is "<OU key>/<cn>".
+	Key, OU, CN string
+	// DN is "cn=<cn>,<OU base>", or "" for an OU without a base.
+	DN          string
+	Description string
+	// Metadata is the file's metadata (strings for .txt, YAML types for .yaml) plus
+	// no_members_ok: true when a whole-file expiration emptied the group.
+	Metadata map[string]any
+	// Members are uids spelled as in the people data, sorted by byte value.
+	Members []string
+	// File is the definition file (relative to the base directory).
+	File string
+	// Type is the OU's backend type; Mirror is true for a mirror OU's copy.
+	Type   string
+	Mirror bool
+}
+
+// Result is the outcome of a calculation.
+type Result struct {
+	Groups  []*Group // sorted by Key
+	Timings Timings
+
+	repo   *Repo
+	byKey  map[string]*Group
+	finals map[*group]*roaring.Bitmap
+}
+
+func newResult(r *Repo) *Result {
+	res := &Result{repo: r, byKey: make(map[string]*Group, len(r.outputs)),
+		finals: make(map[*group]*roaring.Bitmap, len(r.outputs))}
+	flagged := map[*group]bool{}
+	for _, o := range r.outputs {
+		g := o.g
+		fin, ok := res.finals[g]
+		if !ok {
+			var emptied bool
+			fin, emptied = r.final(g)
+			res.finals[g] = fin
+			flagged[g] = emptied
+		}
+		out := &Group{Key: o.ou.Key + "/" + g.cn, OU: o.ou.Key, CN: g.cn, File: g.rel, Type: o.ou.Type, Mirror: o.mirror}
+		if o.ou.Base != "" {
+			out.DN = "cn=" + g.cn + "," + o.ou.Base
+		}
+		out.Description = g.def.description
+		if out.Description == "" {
+			out.Description = g.cn
+		}
+		out.Metadata = make(map[string]any, len(g.def.metadata)+1)
+		for _, m := range g.def.metadata {
+			out.Metadata[m.key] = m.value
+		}
+		if flagged[g] {
+			out.Metadata["no_members_ok"] = true
+		}
+		out.Members = r.uids(fin)
+		res.Groups = append(res.Groups, out)
+		res.byKey[out.Key] = out
+	}
+	slices.SortFunc(res.Groups, func(a, b *Group) int { return strings.Compare(a.Key, b.Key) })
+	return res
+}
+
+func (r *Repo) uids(b *roaring.Bitmap) []string {
+	out := make([]string, 0, b.GetCardinality())
+	it := b.Iterator()
+	for it.HasNext() {
+		out = append(out, r.dir.UID(it.Next()))
+	}
+	slices.Sort(out)
+	return out
+}
+
+// Group returns the group with that key ("ou/cn"), or nil.
+func (res *Result) Group(key string) *Group { return res.byKey[key] }
+
+// WriteJSON writes the canonical JSON form: {"groups": {key: {description, dn, members,
+// metadata}}}, keys sorted at every level, two-space indentation. It streams, so a result with
+// tens of thousands of groups is not built twice in memory.
+func (res *Result) WriteJSON(w io.Writer) error {
+	bw := bufio.NewWriterSize(w, 1<<16)
+	bw.WriteString("{\n  \"groups\": {")
+	for i, g := range res.Groups {
+		if i > 0 {
+			bw.WriteByte(',')
+		}
+		bw.WriteString("\n    ")
+		writeJSONString(bw, g.Key)
+		bw.WriteString(": {\n      \"description\": ")
+		writeJSONString(bw, g.Description)
+		bw.WriteString(",\n      \"dn\": ")
+		if g.DN == "" {
+			bw.WriteString("null")
+		} else {
+			writeJSONString(bw, g.DN)
+		}
+		bw.WriteString(",\n      \"members\": [")
+		for j, m := range g.Members {
+			if j > 0 {
+				bw.WriteByte(',')
+			}
+			bw.WriteString("\n        ")
+			writeJSONString(bw, m)
+		}
+		if len(g.Members) > 0 {
+			bw.WriteString("\n      ")
+		}
+		bw.WriteString("],\n      \"metadata\": ")
+		if len(g.Metadata) == 0 {
+			bw.WriteString("{}")
+		} else {
+			b, err := json.MarshalIndent(g.Metadata, "      ", "  ")
+			if err != nil {
+				return err
+			}
+			bw.Write(b)
+		}
+		bw.WriteString("\n    }")
+	}
+	if len(res.Groups) > 0 {
+		bw.WriteString("\n  ")
+	}
+	bw.WriteString("}\n}\n")
+	return bw.Flush()
+}
+
+func writeJSONString(w *bufio.Writer, s string) {
+	simple := true
+	for i := 0; i < len(s); i++ {
+		if c := s[i]; c < 0x20 || c == '"' || c == '\\' || c >= 0x7f {
+			simple = false
+			break
+		}
+	}
+	if simple {
+		w.WriteByte('"')
+		w.WriteString(s)
+		w.WriteByte('"')
+		return
+	}
+	b, _ := json.Marshal(s)
+	w.Write(b)
+}

@@ -1,0 +1,209 @@
+// Command entitlements is the reference deployment tool of entitlements-go: it validates an
+// entitlements config repo, calculates every group, explains memberships and (with providers)
+// plans and applies changes.
+//
+//	entitlements calc     --config PATH [--now YYYY-MM-DD] [--ldap-groups FILE] [--format json]
+//	entitlements validate --config PATH [--now YYYY-MM-DD] [--ldap-groups FILE] [--strict]
+//	entitlements explain  --config PATH --group OU/CN --person UID [--now ...] [--format json]
+//	entitlements bench    --people N [--dir DIR]
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"log/slog"
+	"os"
+	"os/signal"
+	"strings"
+	"time"
+
+	"github.com/entitlements-go/entitlements/calc"
+	"github.com/entitlements-go/entitlements/validate"
+)
+
+func main() {
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
+	code := run(ctx, os.Args[1:], os.Stdout, os.Stderr)
+	stop()
+	os.Exit(code)
+}
+
+const usage = `usage: entitlements <command> [flags]
+
+commands:
+  calc      calculate every group and print the canonical JSON
+  validate  load and validate a config repo; print every error found
+  explain   explain why a person is (or is not) in a group
+  bench     generate a synthetic repo and time load, validate and calculate
+
+run "entitlements <command> -h" for the flags of a command
+`
+
+// exit codes
+const (
+	exitOK    = 0
+	exitError = 1
+	exitUsage = 2
+)
+
+func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
+	if len(args) == 0 {
+		fmt.Fprint(stderr, usage)
+		return exitUsage
+	}
+	cmd, rest := args[0], args[1:]
+	switch cmd {
+	case "calc":
+		return cmdCalc(ctx, rest, stdout, stderr)
+	case "validate":
+		return cmdValidate(ctx, rest, stdout, stderr)
+	case "explain":
+		return cmdExplain(ctx, rest, stdout, stderr)
+	case "bench":
+		return cmdBench(ctx, rest, stdout, stderr)
+	case "help", "-h", "--help":
+		fmt.Fprint(stdout, usage)
+		return exitOK
+	}
+	fmt.Fprintf(stderr, "entitlements: unknown command %q\n\n%s", cmd, usage)
+	return exitUsage
+}
+
+// common holds the flags every calculating command shares.
+type common struct {
+	config     string
+	now        string
+	ldapGroups string
+	strict     bool
+	ignoreExp  bool
+	verbose    bool
+}
+
+func (c *common) register(fs *flag.FlagSet) {
+	fs.StringVar(&c.config, "config", "", "path of the entitlements config file (entitlements.yaml)")
+	fs.StringVar(&c.now, "now", "", "today's date for expirations, YYYY-MM-DD (default: the current UTC date)")
+	fs.StringVar(&c.ldapGroups, "ldap-groups", "", "YAML snapshot of LDAP groups for ldap_group rules and LDAP filters (offline)")
+	fs.BoolVar(&c.strict, "strict", false, "also validate files that nothing uses")
+	fs.BoolVar(&c.ignoreExp, "ignore-expirations", false, "treat nothing as expired")
+	fs.BoolVar(&c.verbose, "v", false, "log debug output to stderr")
+}
+
+func (c *common) options(stderr io.Writer) (calc.Options, error) {
+	if c.config == "" {
+		return calc.Options{}, errors.New("--config is required")
+	}
+	level := slog.LevelWarn
+	if c.verbose {
+		level = slog.LevelDebug
+	}
+	opt := calc.Options{
+		Strict:            c.strict,
+		IgnoreExpirations: c.ignoreExp,
+		Logger:            slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: level})),
+	}
+	if c.now != "" {
+		t, err := validate.ParseNow(c.now)
+		if err != nil {
+			return opt, fmt.Errorf("--now: %w", err)
+		}
+		opt.Now = t
+	}
+	if c.ldapGroups != "" {
+		snap, err := calc.LoadLDAPSnapshot(c.ldapGroups)
+		if err != nil {
+			return opt, err
+		}
+		opt.LDAPGroups = snap
+	}
+	return opt, nil
+}
+
+func parseFlags(fs *flag.FlagSet, args []string, stderr io.Writer) bool {
+	fs.SetOutput(stderr)
+	if err := fs.Parse(args); err != nil {
+		return false
+	}
+	if fs.NArg() > 0 {
+		fmt.Fprintf(stderr, "unexpected arguments: %s\n", strings.Join(fs.Args(), " "))
+		return false
+	}
+	return true
+}
+
+// load runs Load and prints errors; ok is false when the caller should exit non-zero.
+func load(ctx context.Context, c *common, stderr io.Writer) (*calc.Repo, int) {
+	opt, err := c.options(stderr)
+	if err != nil {
+		fmt.Fprintf(stderr, "entitlements: %v\n", err)
+		return nil, exitUsage
+	}
+	repo, err := calc.Load(ctx, c.config, opt)
+	if err != nil {
+		printErr(stderr, err)
+		return nil, exitError
+	}
+	return repo, exitOK
+}
+
+func printErr(stderr io.Writer, err error) {
+	var list validate.List
+	if errors.As(err, &list) {
+		for _, e := range list {
+			fmt.Fprintln(stderr, e.Error())
+		}
+		fmt.Fprintf(stderr, "%d error(s)\n", len(list))
+		return
+	}
+	fmt.Fprintf(stderr, "entitlements: %v\n", err)
+}
+
+func cmdCalc(ctx context.Context, args []string, stdout, stderr io.Writer) int {
+	fs := flag.NewFlagSet("calc", flag.ContinueOnError)
+	var c common
+	c.register(fs)
+	format := fs.String("format", "json", "output format: json")
+	if !parseFlags(fs, args, stderr) {
+		return exitUsage
+	}
+	if *format != "json" {
+		fmt.Fprintf(stderr, "entitlements calc: unknown --format %q (json)\n", *format)
+		return exitUsage
+	}
+	repo, code := load(ctx, &c, stderr)
+	if repo == nil {
+		return code
+	}
+	res, err := repo.Calculate(ctx)
+	if err != nil {
+		printErr(stderr, err)
+		return exitError
+	}
+	if err := res.WriteJSON(stdout); err != nil {
+		fmt.Fprintf(stderr, "entitlements calc: writing output: %v\n", err)
+		return exitError
+	}
+	if c.verbose {
+		t := res.Timings
+		fmt.Fprintf(stderr, "groups=%d load=%s validate=%s calculate=%s\n", len(res.Groups),
+			t.Load.Round(time.Microsecond), t.Validate.Round(time.Microsecond), t.Calculate.Round(time.Microsecond))
+	}
+	return exitOK
+}
+
+func cmdValidate(ctx context.Context, args []string, stdout, stderr io.Writer) int {
+	fs := flag.NewFlagSet("validate", flag.ContinueOnError)
+	var c common
+	c.register(fs)
+	if !parseFlags(fs, args, stderr) {
+		return exitUsage
+	}
+	repo, code := load(ctx, &c, stderr)
+	if repo == nil {
+		return code
+	}
+	fmt.Fprintf(stdout, "%s: OK\n", c.config)
+	return exitOK
+}

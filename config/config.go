@@ -1,0 +1,725 @@
+// Package config loads and validates an entitlements configuration file (entitlements.yaml):
+// environment substitution, YAML 1.1 parsing, backend presets merged into OU entries, per-type
+// key checks, filters, extras and people sources. Every problem is reported at once as
+// `path:line: message`; a *Config that is returned is valid and never checked again.
+package config
+
+import (
+	"cmp"
+	"fmt"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+
+	"github.com/entitlements-go/entitlements/internal/erb"
+	"github.com/entitlements-go/entitlements/internal/yaml11"
+	"github.com/entitlements-go/entitlements/validate"
+)
+
+// Built-in filter classes, by the Ruby class names that existing configs use.
+const (
+	FilterMemberOfGroup     = "MemberOfGroup"
+	FilterMemberOfLDAPGroup = "MemberOfLDAPGroup"
+)
+
+var filterClasses = map[string]string{
+	"Entitlements::Data::Groups::Calculated::Filters::MemberOfGroup": FilterMemberOfGroup,
+	"MemberOfGroup": FilterMemberOfGroup,
+	"Entitlements::Extras::LDAPGroup::Filters::MemberOfLDAPGroup": FilterMemberOfLDAPGroup,
+	"MemberOfLDAPGroup": FilterMemberOfLDAPGroup,
+}
+
+// Options tune loading. The zero value is the documented default.
+type Options struct {
+	// Getenv serves environment substitution. Default: os.LookupEnv.
+	Getenv func(string) (string, bool)
+	// Types adds or replaces backend types (merged over DefaultTypes by name).
+	Types []TypeSpec
+	// FilterClasses names extra filter classes that an embedder implements in Go; configs may
+	// then use them as `class:` values.
+	FilterClasses []string
+	// BaseDir is the directory error paths are shown relative to. Default: the working directory.
+	BaseDir string
+}
+
+// Config is a loaded, validated configuration.
+type Config struct {
+	File string // absolute path of the config file
+	Dir  string // its directory
+	// ConfigurationPath is the absolute root of the group definition tree.
+	ConfigurationPath string
+	// OUs in the order of the config file.
+	OUs []*OU
+	// People sources by name, and the selected one.
+	People           map[string]*PeopleSource
+	PeopleDataSource string
+	// Filters in config order (registration order).
+	Filters []*Filter
+	// Orgchart is set when the orgchart extra is configured.
+	Orgchart *Orgchart
+	// LDAPGroup is set when the ldap_group extra is configured (its raw connection settings).
+	LDAPGroup *yaml11.Node
+	// MaxParallelism from the config (default 1; the Go engine uses it as a hint only).
+	MaxParallelism int
+	// IgnoreExpirations (accepted here as an extension, Q-09).
+	IgnoreExpirations bool
+	// Auditors as configured (raw maps).
+	Auditors []*yaml11.Node
+
+	baseDir string
+	byKey   map[string]*OU
+}
+
+// OU is one entry of `groups:` after the backend preset was merged in.
+type OU struct {
+	Key      string
+	Type     string
+	Spec     TypeSpec
+	Line     int
+	Base     string // "" when the OU has none
+	Mirror   string // source OU key for a mirror OU
+	DirGiven bool
+	// Dir is the absolute OU directory (CP/key, or `dir` resolved against CP).
+	Dir string
+	// AllowedMethods / AllowedTypes are nil when the OU does not restrict them.
+	AllowedMethods []string
+	AllowedTypes   []string
+	// Settings is the merged OU map (type removed) for providers to read their own keys.
+	Settings *yaml11.Node
+	// Order is the position in the config file, used to break sort ties deterministically.
+	Order int
+}
+
+// Filter is one entry of `filters:`.
+type Filter struct {
+	Name  string
+	Class string // FilterMemberOfGroup, FilterMemberOfLDAPGroup or an embedder's class name
+	// Group is the group reference of a MemberOfGroup filter; LDAPGroup the DN of a
+	// MemberOfLDAPGroup filter.
+	Group, LDAPGroup string
+	// ExcludedPaths / IncludedPaths are substring matches on the group file's full path.
+	ExcludedPaths, IncludedPaths []string
+	Config                       *yaml11.Node
+	Line                         int
+}
+
+// Orgchart is the orgchart extra.
+type Orgchart struct {
+	ManagerMapFile string // absolute
+	Line           int
+}
+
+// PeopleSource is one entry of `people:`.
+type PeopleSource struct {
+	Name, Type string
+	Config     *yaml11.Node
+	Line       int
+}
+
+// OU returns the OU with that key, or nil.
+func (c *Config) OU(key string) *OU { return c.byKey[key] }
+
+// Rel renders an absolute path relative to the base directory for messages.
+func (c *Config) Rel(p string) string { return RelPath(c.baseDir, p) }
+
+// RelPath renders p relative to base when p is inside base; otherwise p unchanged.
+func RelPath(base, p string) string {
+	if base == "" {
+		return p
+	}
+	r, err := filepath.Rel(base, p)
+	if err != nil || r == ".." || strings.HasPrefix(r, "../") {
+		return p
+	}
+	return r
+}
+
+// SortedOUs returns the OUs in processing order: priority, mirrors last, shorter keys first,
+// then config order (a stable version of the reference's sort).
+func (c *Config) SortedOUs() []*OU {
+	out := slices.Clone(c.OUs)
+	slices.SortStableFunc(out, func(a, b *OU) int {
+		am, bm := a.Mirror != "", b.Mirror != ""
+		mc := 0
+		if am != bm {
+			mc = -1
+			if am {
+				mc = 1
+			}
+		}
+		return cmp.Or(cmp.Compare(a.Spec.Priority, b.Spec.Priority), mc,
+			cmp.Compare(len(a.Key), len(b.Key)), cmp.Compare(a.Order, b.Order))
+	})
+	return out
+}
+
+// Load reads, renders and validates the config file at path.
+func Load(path string, opt Options) (*Config, []validate.Warning, error) {
+	abs, err := filepath.Abs(path)
+	if err != nil {
+		return nil, nil, fmt.Errorf("config %s: %w", path, err)
+	}
+	base := opt.BaseDir
+	if base == "" {
+		base, _ = os.Getwd()
+	}
+	rel := RelPath(base, abs)
+	data, err := os.ReadFile(abs)
+	if err != nil {
+		return nil, nil, &validate.Error{Path: rel, Kind: validate.KindConfig,
+			Msg: "cannot read configuration file: " + err.Error(), Err: err}
+	}
+	return Parse(abs, data, opt)
+}
+
+// Parse validates config text as if it were read from the file at path (absolute).
+func Parse(path string, data []byte, opt Options) (*Config, []validate.Warning, error) {
+	base := opt.BaseDir
+	if base == "" {
+		base, _ = os.Getwd()
+	}
+	l := &loader{opt: opt, types: mergeTypes(opt.Types), rel: RelPath(base, path)}
+	cfg := &Config{File: path, Dir: filepath.Dir(path), MaxParallelism: 1, baseDir: base,
+		byKey: map[string]*OU{}, People: map[string]*PeopleSource{}}
+	l.cfg = cfg
+	rendered, ws, err := erb.Render(data, erb.Options{Getenv: opt.Getenv})
+	for _, w := range ws {
+		l.c.Warn(l.rel, w.Line, "%s", w.Msg)
+	}
+	if err != nil {
+		line := 0
+		if e, ok := err.(*erb.Error); ok {
+			line = e.Line
+		}
+		l.c.Add(l.rel, line, validate.KindConfig, "%v", err)
+		return nil, l.c.Warnings(), l.c.Err()
+	}
+	root, yws, err := yaml11.Parse(rendered, yaml11.Options{})
+	for _, w := range yws {
+		l.c.Warn(l.rel, w.Line, "%s", w.Msg)
+	}
+	if err != nil {
+		line := 0
+		if e, ok := err.(*yaml11.Error); ok {
+			line = e.Line
+		}
+		l.c.Add(l.rel, line, validate.KindConfig, "invalid YAML: %v", err)
+		return nil, l.c.Warnings(), l.c.Err()
+	}
+	l.top(root)
+	if err := l.c.Err(); err != nil {
+		return nil, l.c.Warnings(), err
+	}
+	return cfg, l.c.Warnings(), nil
+}
+
+type loader struct {
+	opt   Options
+	types map[string]TypeSpec
+	cfg   *Config
+	rel   string
+	c     validate.Collector
+}
+
+func (l *loader) errf(line int, format string, args ...any) {
+	l.c.Add(l.rel, line, validate.KindConfig, format, args...)
+}
+
+type topKey struct {
+	name     string
+	required bool
+	kind     yaml11.Kind
+	class    string
+}
+
+var topKeys = []topKey{
+	{"configuration_path", true, yaml11.String, "String"},
+	{"backends", false, yaml11.Map, "Hash"},
+	{"people", true, yaml11.Map, "Hash"},
+	{"people_data_source", true, yaml11.String, "String"},
+	{"groups", true, yaml11.Map, "Hash"},
+	{"auditors", false, yaml11.Seq, "Array"},
+	{"filters", false, yaml11.Map, "Hash"},
+	{"extras", false, yaml11.Map, "Hash"},
+	{"max_parallelism", false, yaml11.Int, "Integer"},
+	{"ignore_expirations", false, yaml11.Bool, "Boolean"},
+}
+
+func (l *loader) top(root *yaml11.Node) {
+	if root == nil || root.Kind != yaml11.Map {
+		cls := "NilClass"
+		if root != nil {
+			cls = root.RubyClass()
+		}
+		l.errf(1, "Entitlements configuration file must be a map of settings, not %s!", cls)
+		return
+	}
+	ok := true
+	for _, k := range topKeys {
+		v := root.Get(k.name)
+		switch {
+		case v == nil && k.required:
+			l.errf(1, "Entitlements configuration file is missing attribute %s!", k.name)
+			ok = false
+		case v != nil && v.Kind != k.kind && !(v.Kind == yaml11.Null && !k.required):
+			l.errf(v.Line, "Entitlements configuration file attribute %q is supposed to be %s, not %s!",
+				k.name, k.class, v.RubyClass())
+			ok = false
+		}
+	}
+	var unknown []string
+	for _, k := range root.Keys {
+		if !slices.ContainsFunc(topKeys, func(t topKey) bool { return t.name == k.Text() }) {
+			unknown = append(unknown, k.Text())
+		}
+	}
+	if len(unknown) > 0 {
+		l.errf(root.Keys[0].Line, "Entitlements configuration file contains unknown attribute(s): %s",
+			strings.Join(unknown, ", "))
+	}
+	if !ok {
+		return
+	}
+	cfg := l.cfg
+	cp := root.Get("configuration_path").Str
+	if filepath.IsAbs(cp) {
+		cfg.ConfigurationPath = filepath.Clean(cp)
+	} else {
+		cfg.ConfigurationPath = filepath.Join(cfg.Dir, cp)
+	}
+	if v := root.Get("max_parallelism"); v != nil && v.Kind == yaml11.Int {
+		if v.Int < 1 {
+			l.errf(v.Line, "max_parallelism must be at least 1, not %d", v.Int)
+		}
+		cfg.MaxParallelism = int(v.Int)
+	}
+	if v := root.Get("ignore_expirations"); v != nil && v.Kind == yaml11.Bool {
+		cfg.IgnoreExpirations = v.Bool
+	}
+	if v := root.Get("auditors"); v != nil {
+		l.auditors(v)
+	}
+	l.people(root.Get("people"), root.Get("people_data_source"))
+	l.extras(root.Get("extras"))
+	l.groups(root.Get("groups"), root.Get("backends"))
+	l.filters(root.Get("filters"))
+}
+
+func (l *loader) auditors(v *yaml11.Node) {
+	for _, a := range v.Items {
+		if a.Kind != yaml11.Map {
+			l.errf(a.Line, "auditor entries must be maps, not %s", a.RubyClass())
+			continue
+		}
+		if c := a.Get("auditor_class"); c == nil || !c.IsString() || c.Str == "" {
+			l.errf(a.Line, "auditor is missing auditor_class")
+			continue
+		}
+		l.cfg.Auditors = append(l.cfg.Auditors, a)
+	}
+}
+
+func (l *loader) people(p, sel *yaml11.Node) {
+	if len(p.Keys) == 0 {
+		l.errf(p.Line, "At least one data source for people must be specified in the Entitlements configuration!")
+		return
+	}
+	for i, k := range p.Keys {
+		v := p.Values[i]
+		name := k.Text()
+		if v.Kind != yaml11.Map {
+			l.errf(v.Line, "people source %q must be a map, not %s", name, v.RubyClass())
+			continue
+		}
+		t := v.Get("type")
+		if t == nil || !t.IsString() {
+			l.errf(v.Line, "'type' is undefined in: %s", v.Inspect())
+			continue
+		}
+		switch t.Str {
+		case "yaml", "ldap", "combined", "dummy":
+		default:
+			l.errf(t.Line, "'type' %q is invalid!", t.Str)
+			continue
+		}
+		cfgNode := v.Get("config")
+		if cfgNode != nil && cfgNode.Kind != yaml11.Map && cfgNode.Kind != yaml11.Null {
+			l.errf(cfgNode.Line, "people source %q: config must be a map, not %s", name, cfgNode.RubyClass())
+			continue
+		}
+		l.cfg.People[name] = &PeopleSource{Name: name, Type: t.Str, Config: cfgNode, Line: v.Line}
+	}
+	if sel.Str == "" {
+		l.errf(sel.Line, "The Entitlements configuration must define a people_data_source!")
+		return
+	}
+	if _, ok := l.cfg.People[sel.Str]; !ok {
+		if p.Get(sel.Str) == nil {
+			l.errf(sel.Line, "The people_data_source %q is invalid!", sel.Str)
+		}
+		return
+	}
+	l.cfg.PeopleDataSource = sel.Str
+}
+
+func (l *loader) extras(v *yaml11.Node) {
+	if v == nil || v.Kind != yaml11.Map {
+		return
+	}
+	for i, k := range v.Keys {
+		name, e := k.Text(), v.Values[i]
+		if e.Kind != yaml11.Map && e.Kind != yaml11.Null {
+			l.errf(e.Line, "extra %q must be a map, not %s", name, e.RubyClass())
+			continue
+		}
+		if p := e.Get("path"); p != nil {
+			l.errf(p.Line, "extra %q: custom extras written in Ruby (path: %s) cannot be loaded; implement it in Go and register it through the library API", name, p.Text())
+			continue
+		}
+		switch name {
+		case "orgchart":
+			f := e.Get("manager_map_file")
+			if f == nil || !f.IsString() || f.Str == "" {
+				l.errf(e.Line, "To use Entitlements::Extras::Orgchart::PersonMethods, `manager_map_file` must be defined in the configuration!")
+				continue
+			}
+			p := f.Str
+			if !filepath.IsAbs(p) {
+				p = filepath.Join(l.cfg.Dir, p)
+			}
+			if _, err := os.Stat(p); err != nil {
+				l.errf(f.Line, "The `manager_map_file` %s does not exist!", f.Str)
+				continue
+			}
+			l.cfg.Orgchart = &Orgchart{ManagerMapFile: p, Line: f.Line}
+		case "ldap_group":
+			if e.Kind == yaml11.Null {
+				e = &yaml11.Node{Kind: yaml11.Map, Line: e.Line}
+			}
+			l.cfg.LDAPGroup = e
+		default:
+			l.errf(k.Line, "Error loading %s: there is no built-in extra named %q (known: ldap_group, orgchart)", name, name)
+		}
+	}
+}
+
+func (l *loader) groups(g, backends *yaml11.Node) {
+	presets := map[string]*yaml11.Node{}
+	if backends != nil {
+		for i, k := range backends.Keys {
+			b := backends.Values[i]
+			if b.Kind != yaml11.Map {
+				l.errf(b.Line, "Entitlements backend %q must be a map, not %s", k.Text(), b.RubyClass())
+				continue
+			}
+			if t := b.Get("type"); t == nil {
+				l.errf(b.Line, "Entitlements backend %q is missing a type!", k.Text())
+				continue
+			}
+			presets[k.Text()] = b
+		}
+	}
+	for i, k := range g.Keys {
+		key, entry := k.Text(), g.Values[i]
+		if entry.Kind != yaml11.Map {
+			l.errf(entry.Line, "Entitlements configuration group %q must be a map, not %s", key, entry.RubyClass())
+			continue
+		}
+		merged := entry
+		if b := entry.Get("backend"); b != nil {
+			preset, ok := presets[b.Text()]
+			if !ok {
+				if backends == nil || backends.Get(b.Text()) == nil {
+					l.errf(b.Line, "Entitlements configuration group %q references non-existing backend %q!", key, b.Text())
+				}
+				continue
+			}
+			merged = mergeMaps(preset, entry, "backend")
+		}
+		ou := l.ou(key, merged, k.Line)
+		if ou == nil {
+			continue
+		}
+		ou.Order = len(l.cfg.OUs)
+		l.cfg.OUs = append(l.cfg.OUs, ou)
+		l.cfg.byKey[key] = ou
+	}
+	for _, ou := range l.cfg.OUs {
+		l.checkMirror(ou)
+	}
+	for _, ou := range l.cfg.OUs {
+		if ou.Type != "member_of" {
+			continue
+		}
+		for _, it := range ou.Settings.Get("ou").Items {
+			if l.cfg.byKey[it.Text()] == nil {
+				l.errf(it.Line, "Group %q: member_of OU %q is not configured", ou.Key, it.Text())
+			}
+		}
+	}
+}
+
+// mergeMaps returns preset ∪ entry where entry wins; drop names a key removed from the result.
+func mergeMaps(preset, entry *yaml11.Node, drop string) *yaml11.Node {
+	out := &yaml11.Node{Kind: yaml11.Map, Line: entry.Line}
+	for i, k := range preset.Keys {
+		if k.Text() == drop || entry.Get(k.Text()) != nil {
+			continue
+		}
+		out.Keys = append(out.Keys, k)
+		out.Values = append(out.Values, preset.Values[i])
+	}
+	for i, k := range entry.Keys {
+		if k.Text() == drop {
+			continue
+		}
+		out.Keys = append(out.Keys, k)
+		out.Values = append(out.Values, entry.Values[i])
+	}
+	return out
+}
+
+func (l *loader) ou(key string, m *yaml11.Node, line int) *OU {
+	t := m.Get("type")
+	if t == nil || !t.IsString() || t.Str == "" {
+		l.errf(line, "Entitlements configuration group %q does not properly declare a type!", key)
+		return nil
+	}
+	spec, ok := l.types[t.Str]
+	if !ok {
+		l.errf(t.Line, "Entitlements configuration group %q has invalid type (%q)", key, t.Str)
+		return nil
+	}
+	ou := &OU{Key: key, Type: t.Str, Spec: spec, Line: line, Settings: mergeMaps(&yaml11.Node{Kind: yaml11.Map}, m, "type")}
+	bad := false
+	if !spec.AnyKeys {
+		for _, r := range spec.Required {
+			v := m.Get(r)
+			secret := slices.Contains(spec.Secrets, r)
+			switch {
+			case v == nil && !secret:
+				l.errf(line, "Group %q is missing attribute %s!", key, r)
+				bad = true
+			case v == nil || v.Kind == yaml11.Null:
+				if !secret {
+					l.errf(v.Line, "Group %q attribute %s is supposed to be a value, not nil (is an environment variable unset?)", key, r)
+					bad = true
+				}
+			case r == "ou":
+				if v.Kind != yaml11.Seq {
+					l.errf(v.Line, "Group %q attribute ou is supposed to be Array, not %s!", key, v.RubyClass())
+					bad = true
+				}
+			case !v.IsString():
+				l.errf(v.Line, "Group %q attribute %s is supposed to be String, not %s!", key, r, v.RubyClass())
+				bad = true
+			}
+		}
+		var unknown []string
+		for _, k := range ou.Settings.Keys {
+			if !spec.accepts(k.Text()) {
+				unknown = append(unknown, k.Text())
+			}
+		}
+		if len(unknown) > 0 {
+			l.errf(line, "Group %q contains unknown attribute(s): %s", key, strings.Join(unknown, ", "))
+			bad = true
+		}
+		for _, b := range []string{"create_if_missing", "disable_ssl_verification", "ldap_disable_ssl_verification", "ignore_not_found"} {
+			if v := m.Get(b); v != nil && v.Kind != yaml11.Bool {
+				l.errf(v.Line, "Group %q attribute %s is supposed to be a boolean, not %s!", key, b, v.RubyClass())
+				bad = true
+			}
+		}
+		if p := m.Get("plugin"); p != nil {
+			bad = !l.plugin(key, p) || bad
+		}
+	}
+	if b := m.Get("base"); b != nil && b.IsString() {
+		ou.Base = b.Str
+	}
+	if mi := m.Get("mirror"); mi != nil {
+		if !mi.IsString() {
+			l.errf(mi.Line, "Group %q attribute mirror is supposed to be String, not %s!", key, mi.RubyClass())
+			bad = true
+		} else {
+			ou.Mirror = mi.Str
+		}
+	}
+	if v := m.Get("allowed_methods"); v != nil {
+		if v.Kind != yaml11.Seq {
+			l.errf(v.Line, "allowed_methods must be an Array in group %q!", key)
+			bad = true
+		} else {
+			ou.AllowedMethods = []string{}
+			for _, it := range v.Items {
+				ou.AllowedMethods = append(ou.AllowedMethods, it.Text())
+			}
+		}
+	}
+	if v := m.Get("allowed_types"); v != nil {
+		if v.Kind != yaml11.Seq {
+			l.errf(v.Line, "Configuration error: allowed_types should be an Array, got %s!", v.RubyClass())
+			bad = true
+		} else {
+			ou.AllowedTypes = []string{}
+			for _, it := range v.Items {
+				ou.AllowedTypes = append(ou.AllowedTypes, it.Text())
+			}
+		}
+	}
+	ou.Dir = filepath.Join(l.cfg.ConfigurationPath, key)
+	if d := m.Get("dir"); d != nil {
+		if !d.IsString() {
+			l.errf(d.Line, "Group %q attribute dir is supposed to be String, not %s!", key, d.RubyClass())
+			bad = true
+		} else {
+			ou.DirGiven = true
+			if filepath.IsAbs(d.Str) {
+				ou.Dir = filepath.Clean(d.Str)
+			} else {
+				ou.Dir = filepath.Join(l.cfg.ConfigurationPath, d.Str)
+			}
+		}
+	}
+	if bad {
+		return nil
+	}
+	if spec.Enumerates && ou.Mirror == "" {
+		if st, err := os.Stat(ou.Dir); err != nil || !st.IsDir() {
+			l.errf(line, "Non-existing directory %q for group %q!", l.cfg.Rel(ou.Dir), key)
+			return nil
+		}
+	}
+	return ou
+}
+
+func (l *loader) plugin(key string, p *yaml11.Node) bool {
+	if p.Kind != yaml11.Map {
+		l.errf(p.Line, "Group %q: plugin must be a map with 'file' and 'class'", key)
+		return false
+	}
+	if p.Get("file") == nil {
+		l.errf(p.Line, "plugin configuration hash must contain 'file' key")
+		return false
+	}
+	c := p.Get("class")
+	if c == nil {
+		l.errf(p.Line, "plugin configuration hash must contain 'class' key")
+		return false
+	}
+	switch c.Text() {
+	case "GroupOfNames", "PosixGroup", "Dummy":
+		return true
+	}
+	l.errf(c.Line, "Group %q: LDAP plugin class %q is Ruby code and cannot be loaded (built-in: GroupOfNames, PosixGroup, Dummy)", key, c.Text())
+	return false
+}
+
+func (l *loader) checkMirror(ou *OU) {
+	if ou.Mirror == "" {
+		return
+	}
+	if st, err := os.Stat(ou.Dir); err == nil && st.IsDir() {
+		l.errf(ou.Line, "%q is declared as a mirror OU but source %q exists!", ou.Key, l.cfg.Rel(ou.Dir))
+	}
+	src := l.cfg.byKey[ou.Mirror]
+	switch {
+	case src == nil:
+		l.errf(ou.Line, "%q is declared as a mirror to a non-existing target %q!", ou.Key, ou.Mirror)
+	case src.Mirror != "":
+		l.errf(ou.Line, "%q is declared as a mirror to a mirror target %q!", ou.Key, ou.Mirror)
+	}
+}
+
+// reservedFilterNames would hijack rule or reserved keys of .txt files (Q-34).
+var reservedFilterNames = []string{"username", "group", "entitlements_group", "ldap_group",
+	"management", "direct_report", "description", "expiration", "always", "contractor"}
+
+func (l *loader) filters(v *yaml11.Node) {
+	if v == nil {
+		return
+	}
+	for i, k := range v.Keys {
+		name, f := k.Text(), v.Values[i]
+		if f.Kind != yaml11.Map {
+			l.errf(f.Line, "filter %q must be a map with class and config, not %s", name, f.RubyClass())
+			continue
+		}
+		if slices.Contains(reservedFilterNames, name) || strings.HasPrefix(name, "metadata_") ||
+			strings.HasPrefix(name, "filter_") || strings.HasPrefix(name, "modifier_") {
+			l.errf(k.Line, "filter name %q collides with a rule method or reserved key of .txt files", name)
+			continue
+		}
+		c := f.Get("class")
+		if c == nil || !c.IsString() {
+			l.errf(f.Line, "filter %q is missing its class (key not found: \"class\")", name)
+			continue
+		}
+		flt := &Filter{Name: name, Line: k.Line}
+		if kc, ok := filterClasses[c.Str]; ok {
+			flt.Class = kc
+		} else if slices.Contains(l.opt.FilterClasses, c.Str) {
+			flt.Class = c.Str
+		} else {
+			l.errf(c.Line, "filter %q: unknown filter class %q (built-in: Entitlements::Data::Groups::Calculated::Filters::MemberOfGroup, Entitlements::Extras::LDAPGroup::Filters::MemberOfLDAPGroup)", name, c.Str)
+			continue
+		}
+		conf := f.Get("config")
+		if conf == nil || conf.Kind == yaml11.Null {
+			conf = &yaml11.Node{Kind: yaml11.Map, Line: f.Line}
+		}
+		if conf.Kind != yaml11.Map {
+			l.errf(conf.Line, "filter %q: config must be a map, not %s", name, conf.RubyClass())
+			continue
+		}
+		flt.Config = conf
+		ok := true
+		switch flt.Class {
+		case FilterMemberOfGroup:
+			g := conf.Get("group")
+			if g == nil || !g.IsString() || !strings.Contains(g.Str, "/") {
+				l.errf(conf.Line, "filter %q: config.group must be a group reference such as internal/contractors", name)
+				ok = false
+			} else {
+				flt.Group = g.Str
+			}
+		case FilterMemberOfLDAPGroup:
+			if l.cfg.LDAPGroup == nil {
+				l.errf(c.Line, "filter %q: class %s needs the ldap_group extra (uninitialized constant)", name, c.Str)
+				ok = false
+			}
+			g := conf.Get("ldap_group")
+			if g == nil || !g.IsString() {
+				l.errf(conf.Line, "filter %q: config.ldap_group must be the DN of an LDAP group", name)
+				ok = false
+			} else {
+				flt.LDAPGroup = g.Str
+			}
+		}
+		for _, pk := range []string{"excluded_paths", "included_paths"} {
+			p := conf.Get(pk)
+			if p == nil {
+				continue
+			}
+			if p.Kind != yaml11.Seq {
+				l.errf(p.Line, "filter %q: %s must be a list of strings", name, pk)
+				ok = false
+				continue
+			}
+			list := []string{}
+			for _, it := range p.Items {
+				list = append(list, it.Text())
+			}
+			if pk == "excluded_paths" {
+				flt.ExcludedPaths = list
+			} else {
+				flt.IncludedPaths = list
+			}
+		}
+		if ok {
+			l.cfg.Filters = append(l.cfg.Filters, flt)
+		}
+	}
+}

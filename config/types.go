@@ -1,0 +1,76 @@
+package config
+
+import "slices"
+
+// TypeSpec describes one backend type (the `type:` of an OU entry): how it is ordered, whether
+// its directory is enumerated, and which keys its OU entries accept. Providers register their
+// own specs through Options.Types; the built-in table below covers every type the reference
+// app and its GitHub/AAD plugins know.
+type TypeSpec struct {
+	Name string
+	// Priority orders OUs for processing (lower first), as the reference's controller sort.
+	Priority int
+	// Enumerates: every file of the OU directory is a managed group (ldap, github_team, ...).
+	// A type that does not enumerate (dummy) only evaluates files that are referenced.
+	Enumerates bool
+	// Required and Optional list the accepted keys besides `type` and the common keys
+	// (dir, allowed_methods, allowed_types). AnyKeys disables key checks (dummy).
+	Required, Optional []string
+	AnyKeys            bool
+	// Secrets are keys that may be null after environment substitution: they are only needed
+	// when a provider connects, so an offline calculation must not fail on them.
+	Secrets []string
+}
+
+// commonKeys are accepted by every typed OU.
+var commonKeys = []string{"dir", "allowed_methods", "allowed_types"}
+
+var ldapConn = []string{"ldap_uri", "ldap_binddn", "ldap_bindpw", "person_dn_format"}
+var ldapOpt = []string{"ldap_ca_file", "disable_ssl_verification", "ldap_disable_ssl_verification"}
+
+// DefaultTypes is the built-in backend table. It is returned fresh on every call so that no
+// caller can mutate shared state.
+func DefaultTypes() []TypeSpec {
+	return []TypeSpec{
+		{Name: "ldap", Priority: 10, Enumerates: true,
+			Required: append([]string{"base"}, ldapConn...),
+			Optional: append([]string{"create_if_missing", "plugin", "mirror"}, ldapOpt...),
+			Secrets:  []string{"ldap_bindpw", "ldap_binddn"}},
+		{Name: "dummy", Priority: 10, AnyKeys: true},
+		{Name: "member_of", Priority: 20,
+			Required: append([]string{"memberof_attribute", "ou"}, ldapConn...),
+			Optional: ldapOpt,
+			Secrets:  []string{"ldap_bindpw", "ldap_binddn"}},
+		{Name: "github_org", Priority: 30, Enumerates: true,
+			Required: []string{"org", "token", "base"},
+			Optional: []string{"addr", "ignore_not_found", "features", "ignore"},
+			Secrets:  []string{"token"}},
+		{Name: "github_team", Priority: 40, Enumerates: true,
+			Required: []string{"org", "token", "base"},
+			Optional: []string{"addr", "ignore_not_found", "delete_teams"},
+			Secrets:  []string{"token"}},
+		{Name: "aad", Priority: 50, Enumerates: true,
+			Required: []string{"base"},
+			Optional: []string{"tenant_id", "client_id", "client_secret", "user_principal_format",
+				"create_if_missing", "ignore_not_found", "delete_groups", "graph_url"},
+			Secrets: []string{"tenant_id", "client_id", "client_secret"}},
+	}
+}
+
+// mergeTypes overlays user specs over the defaults by name (a user's partial list never
+// removes the built-ins).
+func mergeTypes(user []TypeSpec) map[string]TypeSpec {
+	out := map[string]TypeSpec{}
+	for _, t := range DefaultTypes() {
+		out[t.Name] = t
+	}
+	for _, t := range user {
+		out[t.Name] = t
+	}
+	return out
+}
+
+func (t TypeSpec) accepts(key string) bool {
+	return t.AnyKeys || slices.Contains(commonKeys, key) || slices.Contains(t.Required, key) ||
+		slices.Contains(t.Optional, key)
+}

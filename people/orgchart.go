@@ -1,0 +1,164 @@
+package people
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"strings"
+
+	"github.com/RoaringBitmap/roaring/v2"
+	"github.com/entitlements-go/entitlements/internal/yaml11"
+)
+
+// Org-chart errors that rules report; callers branch on them with errors.Is.
+var (
+	ErrUnknownManager = errors.New("manager does not exist")
+	ErrNoReports      = errors.New("manager has no reports")
+)
+
+// Orgchart answers management (a manager plus everyone below) and direct_report (a manager plus
+// first-level reports) over a Directory. It is built once per run from the manager map, and
+// every answer is a bitset of person IDs.
+type Orgchart struct {
+	dir *Directory
+	// directs maps a lower-cased manager uid to the IDs of their direct reports. Managers who
+	// are not people can still have reports; they just cannot be named in a rule.
+	directs map[string][]uint32
+	// missing is the first person absent from the manager map: the reference builds its index
+	// from every person, so any management rule then fails.
+	missing error
+	mgr     map[string]string
+}
+
+// LoadManagerMap reads a manager map file: lower-case uid → {manager: uid, ...}.
+func LoadManagerMap(path string) (map[string]string, error) {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return nil, fmt.Errorf("manager map: %w", err)
+	}
+	root, _, err := yaml11.Parse(data, yaml11.Options{AllowDates: true})
+	if err != nil {
+		return nil, fmt.Errorf("manager map %s: %w", path, err)
+	}
+	out := map[string]string{}
+	if root.Kind == yaml11.Null {
+		return out, nil
+	}
+	if root.Kind != yaml11.Map {
+		return nil, fmt.Errorf("manager map %s: expected a map of uid to {manager: uid}, got %s", path, root.RubyClass())
+	}
+	for i, k := range root.Keys {
+		v := root.Values[i]
+		m := v.Get("manager")
+		if m == nil || m.Kind == yaml11.Null {
+			out[k.Text()] = ""
+			continue
+		}
+		out[k.Text()] = m.Text()
+	}
+	return out, nil
+}
+
+// NewOrgchart indexes managerMap (keys are lower-case uids) for the people of dir.
+func NewOrgchart(dir *Directory, managerMap map[string]string) *Orgchart {
+	o := &Orgchart{dir: dir, directs: map[string][]uint32{}, mgr: managerMap}
+	for id := range dir.persons {
+		uid := dir.persons[id].UID
+		low := strings.ToLower(uid)
+		mgr, ok := managerMap[low]
+		switch {
+		case !ok:
+			if o.missing == nil {
+				o.missing = fmt.Errorf("User %s is not included in manager map data!", low)
+			}
+			continue
+		case mgr == "":
+			if o.missing == nil {
+				o.missing = fmt.Errorf("User %s does not have a manager listed in manager map data!", low)
+			}
+			continue
+		}
+		mlow := strings.ToLower(mgr)
+		if mlow == low { // the root of the tree manages itself (case-insensitively, Q-14)
+			continue
+		}
+		o.directs[mlow] = append(o.directs[mlow], uint32(id))
+	}
+	return o
+}
+
+func (o *Orgchart) manager(value string) (uint32, error) {
+	if o.missing != nil {
+		return 0, o.missing
+	}
+	id, ok := o.dir.Lookup(value)
+	if !ok {
+		return 0, fmt.Errorf("Manager %s does not exist!: %w", value, ErrUnknownManager)
+	}
+	if len(o.directs[strings.ToLower(o.dir.UID(id))]) == 0 {
+		return 0, fmt.Errorf("Manager %s has no reports!: %w", value, ErrNoReports)
+	}
+	return id, nil
+}
+
+// DirectReports is the manager plus their direct reports.
+func (o *Orgchart) DirectReports(value string) (*roaring.Bitmap, error) {
+	id, err := o.manager(value)
+	if err != nil {
+		return nil, err
+	}
+	b := roaring.New()
+	b.Add(id)
+	for _, r := range o.directs[strings.ToLower(o.dir.UID(id))] {
+		b.Add(r)
+	}
+	return b, nil
+}
+
+// Management is the manager plus everyone reporting to them, directly or not. Cycles in the
+// data terminate because each person is visited once.
+func (o *Orgchart) Management(value string) (*roaring.Bitmap, error) {
+	id, err := o.manager(value)
+	if err != nil {
+		return nil, err
+	}
+	b := roaring.New()
+	b.Add(id)
+	queue := []uint32{id}
+	for len(queue) > 0 {
+		m := queue[0]
+		queue = queue[1:]
+		for _, r := range o.directs[strings.ToLower(o.dir.UID(m))] {
+			if b.CheckedAdd(r) {
+				queue = append(queue, r)
+			}
+		}
+	}
+	return b, nil
+}
+
+// Chain returns the management chain from person up to (and including) manager, or nil when
+// the person does not report to the manager. Explain uses it to show an org-chart path.
+func (o *Orgchart) Chain(person uint32, manager string) []string {
+	target := strings.ToLower(manager)
+	cur := strings.ToLower(o.dir.UID(person))
+	path := []string{o.dir.UID(person)}
+	seen := map[string]bool{}
+	for cur != target {
+		if seen[cur] {
+			return nil
+		}
+		seen[cur] = true
+		next, ok := o.mgr[cur]
+		if !ok || next == "" || strings.EqualFold(next, cur) {
+			return nil
+		}
+		cur = strings.ToLower(next)
+		if id, ok := o.dir.Lookup(cur); ok {
+			path = append(path, o.dir.UID(id))
+		} else {
+			path = append(path, next)
+		}
+	}
+	return path
+}

@@ -1,0 +1,141 @@
+// Package people holds the person model of entitlements-go: a Directory that interns every
+// person of the selected people source to a dense integer ID (so group memberships are sets of
+// small integers), the YAML people source, and the org chart used by the management and
+// direct_report rules.
+package people
+
+import (
+	"fmt"
+	"os"
+	"slices"
+	"strings"
+
+	"github.com/entitlements-go/entitlements/internal/yaml11"
+)
+
+// Person is one entry of a people source. UID keeps the source's spelling; lookups are
+// case-insensitive.
+type Person struct {
+	UID   string
+	Attrs map[string]any
+}
+
+// Directory is an immutable, interned view of the people of one run. IDs are dense (0..Len-1)
+// and follow the order of the source, so they can index slices and bitsets directly.
+type Directory struct {
+	persons []Person
+	byLower map[string]uint32
+}
+
+// DuplicateError reports two people whose uids differ only in letter case: lookups are
+// case-insensitive, so the reference would silently pick one; we refuse the data instead.
+type DuplicateError struct{ A, B string }
+
+func (e *DuplicateError) Error() string {
+	return fmt.Sprintf("people %q and %q differ only in letter case; uids must be unique case-insensitively", e.A, e.B)
+}
+
+// NewDirectory interns persons. It fails on empty uids and case-insensitive duplicates.
+func NewDirectory(persons []Person) (*Directory, error) {
+	d := &Directory{persons: persons, byLower: make(map[string]uint32, len(persons))}
+	for i, p := range persons {
+		if p.UID == "" {
+			return nil, fmt.Errorf("person #%d has an empty uid", i+1)
+		}
+		k := strings.ToLower(p.UID)
+		if j, dup := d.byLower[k]; dup {
+			return nil, &DuplicateError{A: persons[j].UID, B: p.UID}
+		}
+		d.byLower[k] = uint32(i)
+	}
+	return d, nil
+}
+
+// Len is the number of people.
+func (d *Directory) Len() int { return len(d.persons) }
+
+// Lookup finds a person by uid, ignoring letter case.
+func (d *Directory) Lookup(uid string) (uint32, bool) {
+	id, ok := d.byLower[uid]
+	if !ok {
+		id, ok = d.byLower[strings.ToLower(uid)]
+	}
+	return id, ok
+}
+
+// UID is the canonical spelling of the person with that ID.
+func (d *Directory) UID(id uint32) string { return d.persons[id].UID }
+
+// Person returns the person with that ID.
+func (d *Directory) Person(id uint32) Person { return d.persons[id] }
+
+// UIDs returns every uid in ID order.
+func (d *Directory) UIDs() []string {
+	out := make([]string, len(d.persons))
+	for i, p := range d.persons {
+		out[i] = p.UID
+	}
+	return out
+}
+
+// LoadYAML reads a YAML people file: a map uid → attribute map. Attribute values may be any
+// scalar, list or map (as the reference accepts in production); null values are dropped.
+func LoadYAML(path string) ([]Person, error) {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return nil, fmt.Errorf("people file: %w", err)
+	}
+	return ParseYAML(data)
+}
+
+// LineError is a people-file problem with its line.
+type LineError struct {
+	Line int
+	Msg  string
+}
+
+func (e *LineError) Error() string { return fmt.Sprintf("line %d: %s", e.Line, e.Msg) }
+
+// ParseYAML parses people YAML text.
+func ParseYAML(data []byte) ([]Person, error) {
+	root, _, err := yaml11.Parse(data, yaml11.Options{AllowDates: true})
+	if err != nil {
+		return nil, err
+	}
+	if root.Kind == yaml11.Null {
+		return nil, nil
+	}
+	if root.Kind != yaml11.Map {
+		return nil, &LineError{root.Line, "people data must be a map of uid to attributes, not " + root.RubyClass()}
+	}
+	out := make([]Person, 0, len(root.Keys))
+	for i, k := range root.Keys {
+		v := root.Values[i]
+		if k.Kind != yaml11.String {
+			return nil, &LineError{k.Line, fmt.Sprintf("uid %s is a %s, not a string (quote it)", k.Inspect(), k.RubyClass())}
+		}
+		if v.Kind != yaml11.Map {
+			return nil, &LineError{v.Line, fmt.Sprintf("person %q must have a map of attributes, not %s", k.Str, v.RubyClass())}
+		}
+		attrs := make(map[string]any, len(v.Keys))
+		for j, ak := range v.Keys {
+			av := v.Values[j]
+			if av.Kind == yaml11.Null {
+				continue
+			}
+			attrs[ak.Text()] = av.Interface()
+		}
+		out = append(out, Person{UID: k.Str, Attrs: attrs})
+	}
+	return out, nil
+}
+
+// SortedUIDs returns the uids of ids sorted by byte value (the output order of every group).
+func (d *Directory) SortedUIDs(ids []uint32) []string {
+	out := make([]string, len(ids))
+	for i, id := range ids {
+		out[i] = d.persons[id].UID
+	}
+	slices.Sort(out)
+	return out
+}
