@@ -133,9 +133,6 @@ func Load(ctx context.Context, path string, opt Options) (*Repo, error) {
 		listings: map[string]*listing{}, groups: map[string]*group{}, leaves: map[string]leafResult{},
 		fByName: map[string]*filterState{}}
 	var c validate.Collector
-	if err := r.loadPeople(ctx, &c); err != nil {
-		return nil, err
-	}
 	r.registerMethods(&c)
 	for _, f := range cfg.Filters {
 		fs := &filterState{cfg: f}
@@ -149,8 +146,16 @@ func Load(ctx context.Context, path string, opt Options) (*Repo, error) {
 	if err := c.Err(); err != nil {
 		return nil, err
 	}
-	if err := r.enumerate(ctx, &c); err != nil {
+	// People and definitions do not depend on each other until linking: read them at once.
+	var pc validate.Collector
+	peopleDone := make(chan error, 1)
+	go func() { peopleDone <- r.loadPeople(ctx, &pc) }()
+	enumErr := r.enumerate(ctx, &c)
+	if err := <-peopleDone; err != nil {
 		return nil, err
+	}
+	if enumErr != nil {
+		return nil, enumErr
 	}
 	r.Timings.Load = time.Since(start)
 	start = time.Now()

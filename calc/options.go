@@ -50,7 +50,7 @@ type Options struct {
 	// Strict also validates files that nothing uses (unreferenced files of dummy OUs), which the
 	// reference never opens. Default false: such files only produce warnings.
 	Strict bool
-	// Parallelism bounds the goroutines used to read and parse files. Default GOMAXPROCS.
+	// Parallelism bounds the goroutines used to read and parse files. Default 4×GOMAXPROCS.
 	Parallelism int
 	// Logger receives warnings and debug output. Default: discard.
 	Logger *slog.Logger
@@ -61,7 +61,8 @@ func (o Options) withDefaults() Options {
 		o.Now = time.Now()
 	}
 	if o.Parallelism <= 0 {
-		o.Parallelism = runtime.GOMAXPROCS(0)
+		// Reading files is I/O-bound: a few more workers than cores keep the cores busy.
+		o.Parallelism = 4 * runtime.GOMAXPROCS(0)
 	}
 	if o.Logger == nil {
 		o.Logger = slog.New(slog.DiscardHandler)

@@ -77,11 +77,11 @@ func newResult(r *Repo) *Result {
 
 func (r *Repo) uids(b *roaring.Bitmap) []string {
 	out := make([]string, 0, b.GetCardinality())
+	// IDs follow the byte order of uids (people.NewDirectory), so this is already sorted.
 	it := b.Iterator()
 	for it.HasNext() {
 		out = append(out, r.dir.UID(it.Next()))
 	}
-	slices.Sort(out)
 	return out
 }
 

@@ -36,7 +36,11 @@ func (e *DuplicateError) Error() string {
 }
 
 // NewDirectory interns persons. It fails on empty uids and case-insensitive duplicates.
+// IDs are assigned in byte order of the uids, so iterating a set of IDs in ascending order
+// yields the members already sorted the way every output wants them.
 func NewDirectory(persons []Person) (*Directory, error) {
+	persons = slices.Clone(persons)
+	slices.SortStableFunc(persons, func(a, b Person) int { return strings.Compare(a.UID, b.UID) })
 	d := &Directory{persons: persons, byLower: make(map[string]uint32, len(persons))}
 	for i, p := range persons {
 		if p.UID == "" {
@@ -130,12 +134,3 @@ func ParseYAML(data []byte) ([]Person, error) {
 	return out, nil
 }
 
-// SortedUIDs returns the uids of ids sorted by byte value (the output order of every group).
-func (d *Directory) SortedUIDs(ids []uint32) []string {
-	out := make([]string, len(ids))
-	for i, id := range ids {
-		out[i] = d.persons[id].UID
-	}
-	slices.Sort(out)
-	return out
-}
