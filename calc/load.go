@@ -129,7 +129,7 @@ func Load(ctx context.Context, path string, opt Options) (*Repo, error) {
 		return nil, err
 	}
 	r := &Repo{cfg: cfg, opt: opt, today: validate.Today(opt.Now), warnings: warns,
-		ignore: opt.IgnoreExpirations || cfg.IgnoreExpirations,
+		ignore:   opt.IgnoreExpirations || cfg.IgnoreExpirations,
 		listings: map[string]*listing{}, groups: map[string]*group{}, leaves: map[string]leafResult{},
 		fByName: map[string]*filterState{}}
 	var c validate.Collector

@@ -133,4 +133,3 @@ func ParseYAML(data []byte) ([]Person, error) {
 	}
 	return out, nil
 }
-
