@@ -128,6 +128,13 @@ func Load(ctx context.Context, path string, opt Options) (*Repo, error) {
 	if err != nil {
 		return nil, err
 	}
+	if opt.LDAPGroups == nil && opt.LDAPGroupsFor != nil {
+		rd, err := opt.LDAPGroupsFor(cfg)
+		if err != nil {
+			return nil, err
+		}
+		opt.LDAPGroups = rd
+	}
 	r := &Repo{cfg: cfg, opt: opt, today: validate.Today(opt.Now), warnings: warns,
 		ignore:   opt.IgnoreExpirations || cfg.IgnoreExpirations,
 		listings: map[string]*listing{}, groups: map[string]*group{}, leaves: map[string]leafResult{},

@@ -35,6 +35,9 @@ type Options struct {
 	// LDAPGroups serves ldap_group rules and MemberOfLDAPGroup filters. Default: none, and a
 	// config that needs LDAP groups fails validation with a clear error.
 	LDAPGroups LDAPGroupReader
+	// LDAPGroupsFor builds the reader from the loaded config (for readers that need the
+	// ldap_group extra's settings). Used when LDAPGroups is nil.
+	LDAPGroupsFor func(cfg *config.Config) (LDAPGroupReader, error)
 	// People reads people sources other than YAML. Default: none (only yaml sources work).
 	People PeopleLoader
 	// Methods adds custom rule methods by name. Built-in names cannot be replaced.

@@ -107,8 +107,10 @@ func (p *parser) parseValue(l *txtLine) bool {
 		v = strings.TrimRight(v[:i], " \t")
 	}
 	parts := strings.Split(v, ";")
-	for len(parts) > 1 && parts[len(parts)-1] == "" {
-		parts = parts[:len(parts)-1] // a trailing ";" is harmless
+	for len(parts) > 1 && strings.TrimSpace(parts[len(parts)-1]) == "" {
+		// Trailing ";" (even "; ;") is harmless: Ruby splits on /\s*;\s*/ and drops
+		// trailing empty fields.
+		parts = parts[:len(parts)-1]
 	}
 	l.value = strings.TrimSpace(parts[0])
 	for _, part := range parts[1:] {

@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	"github.com/RoaringBitmap/roaring/v2"
+	"github.com/entitlements-go/entitlements/people"
 )
 
 // Group is one calculated group.
@@ -155,3 +156,6 @@ func writeJSONString(w *bufio.Writer, s string) {
 	b, _ := json.Marshal(s)
 	w.Write(b)
 }
+
+// People returns the interned people the result was calculated from.
+func (res *Result) People() *people.Directory { return res.repo.dir }

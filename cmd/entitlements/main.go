@@ -23,6 +23,8 @@ import (
 	"time"
 
 	"github.com/entitlements-go/entitlements/calc"
+	"github.com/entitlements-go/entitlements/config"
+	ldapprov "github.com/entitlements-go/entitlements/providers/ldap"
 	"github.com/entitlements-go/entitlements/validate"
 )
 
@@ -44,6 +46,8 @@ commands:
   calc      calculate every group and print the canonical JSON
   validate  load and validate a config repo; print every error found
   explain   explain why a person is (or is not) in a group
+  plan      show the changes that would bring every target in step (writes nothing)
+  apply     make those changes
   bench     generate a synthetic repo and time load, validate and calculate
 
 run "entitlements <command> -h" for the flags of a command
@@ -69,6 +73,10 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		return cmdValidate(ctx, rest, stdout, stderr)
 	case "explain":
 		return cmdExplain(ctx, rest, stdout, stderr)
+	case "plan":
+		return cmdPlan(ctx, rest, stdout, stderr)
+	case "apply":
+		return cmdApply(ctx, rest, stdout, stderr)
 	case "bench":
 		return cmdBench(ctx, rest, stdout, stderr)
 	case "help", "-h", "--help":
@@ -90,11 +98,15 @@ type common struct {
 	cpuprofile string
 	// stopProfile flushes the CPU profile; commands defer c.stop().
 	stopProfile func()
+	ldap        *ldapprov.Registry
 }
 
 func (c *common) stop() {
 	if c.stopProfile != nil {
 		c.stopProfile()
+	}
+	if c.ldap != nil {
+		c.ldap.Close()
 	}
 }
 
@@ -134,6 +146,16 @@ func (c *common) options(stderr io.Writer) (calc.Options, error) {
 			return opt, err
 		}
 		opt.LDAPGroups = snap
+	}
+	// LDAP people sources and ldap_group rules read the directory through the same
+	// connection pools that the LDAP provider uses for plan and apply.
+	c.ldap = ldapprov.NewRegistry(ldapprov.Options{})
+	opt.People = c.ldap.PeopleLoader()
+	opt.LDAPGroupsFor = func(cfg *config.Config) (calc.LDAPGroupReader, error) {
+		if cfg.LDAPGroup == nil {
+			return nil, nil
+		}
+		return ldapGroups{c.ldap.GroupReader(cfg.LDAPGroup)}, nil
 	}
 	return opt, nil
 }

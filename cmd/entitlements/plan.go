@@ -1,0 +1,247 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"flag"
+	"fmt"
+	"io"
+	"log/slog"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/entitlements-go/entitlements/config"
+	"github.com/entitlements-go/entitlements/deploy"
+	"github.com/entitlements-go/entitlements/providers"
+	"github.com/entitlements-go/entitlements/providers/fake"
+	ldapprov "github.com/entitlements-go/entitlements/providers/ldap"
+)
+
+type planFlags struct {
+	common
+	format     string
+	state      string
+	force      bool
+	maxShare   float64
+	maxDeleted int
+}
+
+func (p *planFlags) register(fs *flag.FlagSet) {
+	p.common.register(fs)
+	fs.StringVar(&p.format, "format", "text", "output format: text or json")
+	fs.StringVar(&p.state, "state", "", "plan against an in-memory fake provider seeded from this state file (canonical calc JSON) instead of the real systems")
+	fs.BoolVar(&p.force, "force", false, "disable the removal guard for this run")
+	g := providers.DefaultGuard()
+	fs.Float64Var(&p.maxShare, "max-removal-share", g.MaxRemovalShare, "refuse a target plan removing more than this share of its memberships")
+	fs.IntVar(&p.maxDeleted, "max-deleted-groups", g.MaxDeletedGroups, "refuse a target plan deleting more groups than this")
+}
+
+func cmdPlan(ctx context.Context, args []string, stdout, stderr io.Writer) int {
+	return planOrApply(ctx, "plan", args, stdout, stderr)
+}
+
+func cmdApply(ctx context.Context, args []string, stdout, stderr io.Writer) int {
+	return planOrApply(ctx, "apply", args, stdout, stderr)
+}
+
+func planOrApply(ctx context.Context, mode string, args []string, stdout, stderr io.Writer) int {
+	fs := flag.NewFlagSet(mode, flag.ContinueOnError)
+	var pf planFlags
+	pf.register(fs)
+	if !parseFlags(fs, args, stderr) {
+		return exitUsage
+	}
+	if pf.format != "text" && pf.format != "json" {
+		fmt.Fprintf(stderr, "entitlements %s: unknown --format %q (text, json)\n", mode, pf.format)
+		return exitUsage
+	}
+	repo, code := load(ctx, &pf.common, stderr)
+	defer pf.stop()
+	if repo == nil {
+		return code
+	}
+	res, err := repo.Calculate(ctx)
+	if err != nil {
+		printErr(stderr, err)
+		return exitError
+	}
+	factories, err := providerFactories(pf.state, repo.Config(), pf.ldap)
+	if err != nil {
+		fmt.Fprintf(stderr, "entitlements %s: %v\n", mode, err)
+		return exitUsage
+	}
+	guard := providers.Guard{MaxRemovalShare: pf.maxShare, MinRemovals: providers.DefaultGuard().MinRemovals, MaxDeletedGroups: pf.maxDeleted}
+	opt := deploy.Options{Providers: factories, Guard: &guard, Force: pf.force,
+		Logger: slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: slog.LevelInfo}))}
+	plan, err := deploy.Build(ctx, res, repo.Config(), opt)
+	if err != nil {
+		fmt.Fprintf(stderr, "entitlements %s: %v\n", mode, err)
+		return exitError
+	}
+	if pf.format == "json" {
+		writePlanJSON(stdout, plan)
+	} else {
+		writePlanText(stdout, plan)
+	}
+	failed := plan.Err() != nil
+	if mode == "apply" {
+		rep := deploy.Apply(ctx, plan, opt)
+		writeReport(stdout, rep)
+		failed = failed || rep.Err() != nil
+	}
+	if failed {
+		if err := plan.Err(); err != nil {
+			fmt.Fprintf(stderr, "entitlements %s: %v\n", mode, err)
+		}
+		return exitError
+	}
+	return exitOK
+}
+
+// providerFactories wires the concrete providers by backend type. With a state file every
+// type is served by one fake provider, so the bundled example plans with no servers at all.
+func providerFactories(state string, cfg *config.Config, reg *ldapprov.Registry) (map[string]deploy.Factory, error) {
+	if state != "" {
+		fp, err := fake.LoadState(state)
+		if err != nil {
+			return nil, err
+		}
+		f := func(*config.OU) (providers.Provider, error) { return fp, nil }
+		out := map[string]deploy.Factory{}
+		for _, ou := range cfg.OUs {
+			if ou.Type != "dummy" {
+				out[ou.Type] = f
+			}
+		}
+		return out, nil
+	}
+	return realFactories(reg), nil
+}
+
+func writePlanText(w io.Writer, plan *deploy.Plan) {
+	for _, t := range plan.Targets {
+		if t.Err != nil {
+			fmt.Fprintf(w, "%s (%s): ERROR: %v\n", t.OU, t.Type, t.Err)
+			continue
+		}
+		if len(t.Changes) == 0 {
+			fmt.Fprintf(w, "%s (%s): no changes\n", t.OU, t.Type)
+			continue
+		}
+		fmt.Fprintf(w, "%s (%s): %d change(s)\n", t.OU, t.Type, len(t.Changes))
+		for _, c := range t.Changes {
+			switch c.Kind {
+			case providers.CreateContainer:
+				fmt.Fprintf(w, "  + create container for %s\n", c.OU)
+			case providers.CreateGroup:
+				fmt.Fprintf(w, "  + ADD %s (Members: %s)\n", c.DN, strings.Join(c.Add, ","))
+			case providers.DeleteGroup:
+				fmt.Fprintf(w, "  - DELETE %s (%d members)\n", c.DN, len(c.Remove))
+			case providers.UpdateGroup:
+				fmt.Fprintf(w, "  ~ CHANGE %s\n", c.DN)
+				lines := make([]string, 0, len(c.Add)+len(c.Remove))
+				for _, m := range c.Add {
+					lines = append(lines, ".  + "+m)
+				}
+				for _, m := range c.Remove {
+					lines = append(lines, ".  - "+m)
+				}
+				slices.SortFunc(lines, func(a, b string) int { return strings.Compare(strings.ToLower(a[5:]), strings.ToLower(b[5:])) })
+				for _, l := range lines {
+					fmt.Fprintf(w, "    %s\n", l)
+				}
+				if c.DescriptionChanged {
+					fmt.Fprintf(w, "    description: %q -> %q\n", c.Current.Description, c.Desired.Description)
+				}
+				for _, a := range c.AttrsChanged {
+					fmt.Fprintf(w, "    %s: %v -> %v\n", a, c.Current.Attrs[a], c.Desired.Attrs[a])
+				}
+			case providers.UpdatePerson:
+				fmt.Fprintf(w, "  ~ person %s %s: %v -> %v\n", c.Person, c.Attribute, c.OldValues, c.Values)
+			}
+		}
+	}
+	tot := plan.Totals()
+	var times []string
+	for _, t := range plan.Targets {
+		if t.Err == nil {
+			times = append(times, fmt.Sprintf("%s %s", t.OU, t.ReadTime.Round(time.Millisecond)))
+		}
+	}
+	fmt.Fprintf(w, "Plan: %d to create, %d to update, %d to delete, %d people, %d container(s); calculation %s; read: %s\n",
+		tot[providers.CreateGroup], tot[providers.UpdateGroup], tot[providers.DeleteGroup], tot[providers.UpdatePerson],
+		tot[providers.CreateContainer], plan.CalcTime.Round(time.Millisecond), strings.Join(times, ", "))
+}
+
+type jsonChange struct {
+	Kind        string     `json:"kind"`
+	DN          string     `json:"dn,omitempty"`
+	Add         []string   `json:"add,omitempty"`
+	Remove      []string   `json:"remove,omitempty"`
+	Description *[2]string `json:"description,omitempty"`
+	Attrs       []string   `json:"attributes_changed,omitempty"`
+	Person      string     `json:"person,omitempty"`
+	Attribute   string     `json:"attribute,omitempty"`
+	Values      []string   `json:"values,omitempty"`
+}
+
+type jsonTarget struct {
+	OU      string       `json:"ou"`
+	Type    string       `json:"type"`
+	Error   string       `json:"error,omitempty"`
+	Changes []jsonChange `json:"changes"`
+	ReadMS  int64        `json:"read_ms"`
+}
+
+func writePlanJSON(w io.Writer, plan *deploy.Plan) {
+	out := struct {
+		Targets []jsonTarget `json:"targets"`
+		CalcMS  int64        `json:"calculation_ms"`
+	}{CalcMS: plan.CalcTime.Milliseconds(), Targets: []jsonTarget{}}
+	for _, t := range plan.Targets {
+		jt := jsonTarget{OU: t.OU, Type: t.Type, ReadMS: t.ReadTime.Milliseconds(), Changes: []jsonChange{}}
+		if t.Err != nil {
+			jt.Error = t.Err.Error()
+		}
+		for _, c := range t.Changes {
+			jc := jsonChange{Kind: c.Kind.String(), DN: c.DN, Add: c.Add, Remove: c.Remove, Attrs: c.AttrsChanged,
+				Person: c.Person, Attribute: c.Attribute, Values: c.Values}
+			if c.DescriptionChanged {
+				jc.Description = &[2]string{c.Current.Description, c.Desired.Description}
+			}
+			jt.Changes = append(jt.Changes, jc)
+		}
+		out.Targets = append(out.Targets, jt)
+	}
+	enc := json.NewEncoder(w)
+	enc.SetIndent("", "  ")
+	enc.Encode(out)
+}
+
+func writeReport(w io.Writer, rep *deploy.Report) {
+	applied, failed := 0, 0
+	for _, t := range rep.Targets {
+		for _, o := range t.Outcomes {
+			if o.Status.OK() {
+				applied++
+			} else {
+				failed++
+				fmt.Fprintf(w, "FAILED %s: %s: %v\n", t.OU, o.Change, o.Err)
+			}
+		}
+		if len(t.Counters) > 0 {
+			keys := make([]string, 0, len(t.Counters))
+			for k := range t.Counters {
+				keys = append(keys, k)
+			}
+			slices.Sort(keys)
+			var parts []string
+			for _, k := range keys {
+				parts = append(parts, fmt.Sprintf("%s=%d", k, t.Counters[k]))
+			}
+			fmt.Fprintf(w, "%s: applied in %s; %s\n", t.OU, t.ApplyTime.Round(time.Millisecond), strings.Join(parts, " "))
+		}
+	}
+	fmt.Fprintf(w, "Apply: %d change(s) applied, %d failed\n", applied, failed)
+}

@@ -1,0 +1,355 @@
+// Package deploy turns a calculation into changes on real systems: it reads every target's
+// current state through its provider (in parallel, in bulk), diffs it against the calculated
+// groups with the shared providers.Diff, checks the removal guard, and applies the changes in
+// a safe order. Nothing is written by Build; only Apply writes.
+package deploy
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"slices"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/entitlements-go/entitlements/calc"
+	"github.com/entitlements-go/entitlements/config"
+	"github.com/entitlements-go/entitlements/providers"
+)
+
+// Factory builds the provider for one OU. A factory may return the same provider for several
+// OUs (one LDAP connection pool per server).
+type Factory func(ou *config.OU) (providers.Provider, error)
+
+// Options configure Build and Apply. Zero fields take the documented defaults.
+type Options struct {
+	// Providers maps a backend type ("ldap", "member_of", "github_team", ...) to its factory.
+	// OUs of other types (dummy) are not targets.
+	Providers map[string]Factory
+	// Guard is the removal guard. Default providers.DefaultGuard(); Force disables it.
+	Guard *providers.Guard
+	Force bool
+	// ReadConcurrency bounds targets read at once. Default 4.
+	ReadConcurrency int
+	// Logger receives one line per write. Default: discard.
+	Logger *slog.Logger
+}
+
+func (o Options) withDefaults() Options {
+	if o.Guard == nil {
+		g := providers.DefaultGuard()
+		o.Guard = &g
+	}
+	if o.ReadConcurrency <= 0 {
+		o.ReadConcurrency = 4
+	}
+	if o.Logger == nil {
+		o.Logger = slog.New(slog.DiscardHandler)
+	}
+	return o
+}
+
+// TargetPlan is the plan of one target (one OU key).
+type TargetPlan struct {
+	OU, Type string
+	Changes  []*providers.Change
+	// Err is set when the target cannot be planned (failed read, refused by the guard, invalid
+	// desired state). Nothing is written to such a target.
+	Err      error
+	ReadTime time.Duration
+
+	provider providers.Provider
+	target   *providers.Target
+	state    *providers.State
+}
+
+// Plan is the set of changes for every target.
+type Plan struct {
+	Targets []*TargetPlan
+	// CalcTime is the calculation time (load + validate + calculate) of the result planned.
+	CalcTime time.Duration
+}
+
+// Totals counts the changes by kind.
+func (p *Plan) Totals() map[providers.ChangeKind]int {
+	out := map[providers.ChangeKind]int{}
+	for _, t := range p.Targets {
+		for _, c := range t.Changes {
+			out[c.Kind]++
+		}
+	}
+	return out
+}
+
+// Err joins the errors of every target.
+func (p *Plan) Err() error {
+	var errs []error
+	for _, t := range p.Targets {
+		if t.Err != nil {
+			errs = append(errs, fmt.Errorf("%s: %w", t.OU, t.Err))
+		}
+	}
+	return errors.Join(errs...)
+}
+
+// Build reads every target and computes its changes. A target whose read fails is reported
+// with its error and planned with no changes: a failed read is never taken for "empty".
+func Build(ctx context.Context, res *calc.Result, cfg *config.Config, opt Options) (*Plan, error) {
+	opt = opt.withDefaults()
+	plan := &Plan{CalcTime: res.Timings.Load + res.Timings.Validate + res.Timings.Calculate}
+	byOU := map[string][]*calc.Group{}
+	for _, g := range res.Groups {
+		byOU[g.OU] = append(byOU[g.OU], g)
+	}
+	for _, ou := range cfg.SortedOUs() {
+		f, ok := opt.Providers[ou.Type]
+		if !ok {
+			if ou.Type != "dummy" {
+				plan.Targets = append(plan.Targets, &TargetPlan{OU: ou.Key, Type: ou.Type,
+					Err: fmt.Errorf("no provider is available for backend type %q", ou.Type)})
+			}
+			continue
+		}
+		tp := &TargetPlan{OU: ou.Key, Type: ou.Type, target: &providers.Target{OU: ou}}
+		p, err := f(ou)
+		if err != nil {
+			tp.Err = fmt.Errorf("building provider: %w", err)
+		}
+		tp.provider = p
+		plan.Targets = append(plan.Targets, tp)
+	}
+	sem := make(chan struct{}, opt.ReadConcurrency)
+	var wg sync.WaitGroup
+	for _, tp := range plan.Targets {
+		if tp.Err != nil || tp.provider == nil {
+			continue
+		}
+		wg.Add(1)
+		sem <- struct{}{}
+		go func() {
+			defer wg.Done()
+			defer func() { <-sem }()
+			start := time.Now()
+			if tp.Type == "member_of" {
+				tp.Changes, tp.Err = planMemberOf(tp, res, cfg)
+			} else {
+				tp.Err = planGroups(ctx, tp, byOU[tp.OU], opt)
+			}
+			tp.ReadTime = time.Since(start)
+		}()
+	}
+	wg.Wait()
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	return plan, nil
+}
+
+func planGroups(ctx context.Context, tp *TargetPlan, groups []*calc.Group, opt Options) error {
+	desired := make([]*providers.Group, 0, len(groups))
+	var bad []string
+	for _, g := range groups {
+		d := &providers.Group{DN: g.DN, CN: g.CN, Description: g.Description, Members: g.Members, Metadata: g.Metadata}
+		if len(g.Members) == 0 && noMembersForbidden(g.Metadata) {
+			bad = append(bad, fmt.Sprintf("The group %s has no members! (metadata no_members_ok is false)", g.DN))
+			continue
+		}
+		if ds, ok := tp.provider.(providers.Desirer); ok {
+			if err := ds.Desire(tp.target, d); err != nil {
+				bad = append(bad, err.Error())
+				continue
+			}
+		}
+		desired = append(desired, d)
+	}
+	if len(bad) > 0 {
+		return errors.New(strings.Join(bad, "; "))
+	}
+	st, err := tp.provider.Read(ctx, tp.target)
+	if err != nil {
+		return fmt.Errorf("reading current state (nothing will be written to this target): %w", err)
+	}
+	tp.state = st
+	deletes := true
+	if dp, ok := tp.provider.(providers.DeletePolicy); ok {
+		deletes = dp.DeletesGroups(tp.target)
+	}
+	tp.Changes = providers.Diff(tp.OU, desired, st, providers.DiffOptions{DeleteGroups: deletes})
+	if !opt.Force {
+		if err := opt.Guard.Check(tp.OU, st, tp.Changes); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func noMembersForbidden(md map[string]any) bool {
+	switch v := md["no_members_ok"].(type) {
+	case bool:
+		return !v
+	case string:
+		return v == "false"
+	}
+	return false
+}
+
+// planMemberOf computes the member_of attribute of every person: the DNs of the groups of
+// the listed OUs that contain them. People whose value does not change produce no change.
+func planMemberOf(tp *TargetPlan, res *calc.Result, cfg *config.Config) ([]*providers.Change, error) {
+	ou := tp.target.OU
+	attr := ou.Settings.Get("memberof_attribute").Text()
+	var listed []string
+	for _, it := range ou.Settings.Get("ou").Items {
+		k := it.Text()
+		if o := cfg.OU(k); o != nil && o.Mirror == "" && o.Spec.Enumerates {
+			listed = append(listed, k)
+		}
+	}
+	if len(listed) == 0 {
+		var all []string
+		for _, it := range ou.Settings.Get("ou").Items {
+			all = append(all, it.Text())
+		}
+		return nil, fmt.Errorf("memberOf emulator found no OUs matching: %s", strings.Join(all, ", "))
+	}
+	want := map[string][]string{}
+	for _, k := range listed {
+		var gs []*calc.Group
+		for _, g := range res.Groups {
+			if g.OU == k && !g.Mirror {
+				gs = append(gs, g)
+			}
+		}
+		slices.SortFunc(gs, func(a, b *calc.Group) int { return strings.Compare(a.DN, b.DN) })
+		for _, g := range gs {
+			for _, m := range g.Members {
+				want[m] = append(want[m], g.DN)
+			}
+		}
+	}
+	dir := res.People()
+	var changes []*providers.Change
+	for _, uid := range dir.UIDs() {
+		id, _ := dir.Lookup(uid)
+		old := attrValues(dir.Person(id).Attrs, attr)
+		nw := want[uid]
+		if sameSet(old, nw) {
+			continue
+		}
+		changes = append(changes, &providers.Change{Kind: providers.UpdatePerson, OU: ou.Key, Person: uid,
+			Attribute: attr, Values: nw, OldValues: old})
+	}
+	return changes, nil
+}
+
+func attrValues(attrs map[string]any, name string) []string {
+	for k, v := range attrs {
+		if !strings.EqualFold(k, name) {
+			continue
+		}
+		switch x := v.(type) {
+		case string:
+			return []string{x}
+		case []any:
+			out := make([]string, 0, len(x))
+			for _, e := range x {
+				out = append(out, fmt.Sprint(e))
+			}
+			return out
+		case []string:
+			return x
+		}
+	}
+	return nil
+}
+
+func sameSet(a, b []string) bool {
+	x, y := slices.Clone(a), slices.Clone(b)
+	slices.Sort(x)
+	slices.Sort(y)
+	return slices.Equal(x, y)
+}
+
+// Report is the outcome of Apply.
+type Report struct {
+	Targets []*TargetReport
+}
+
+// TargetReport is the outcome of one target.
+type TargetReport struct {
+	OU        string
+	Outcomes  []providers.Outcome
+	Err       error // planning error, or a failed container creation
+	ApplyTime time.Duration
+	Counters  map[string]int64
+}
+
+// Err joins every failure.
+func (r *Report) Err() error {
+	var errs []error
+	for _, t := range r.Targets {
+		if t.Err != nil {
+			errs = append(errs, fmt.Errorf("%s: %w", t.OU, t.Err))
+		}
+		for _, o := range t.Outcomes {
+			if !o.Status.OK() {
+				errs = append(errs, fmt.Errorf("%s: %s: %s: %v", t.OU, o.Change, o.Status, o.Err))
+			}
+		}
+	}
+	return errors.Join(errs...)
+}
+
+// Apply writes a plan, target by target in processing order (containers before groups, LDAP
+// groups before member_of). A failing change or target does not stop the others; every
+// failure is in the report. Targets whose plan has an error are not touched.
+func Apply(ctx context.Context, plan *Plan, opt Options) *Report {
+	opt = opt.withDefaults()
+	rep := &Report{}
+	for _, tp := range plan.Targets {
+		tr := &TargetReport{OU: tp.OU, Err: tp.Err}
+		rep.Targets = append(rep.Targets, tr)
+		if tp.Err != nil || len(tp.Changes) == 0 {
+			continue
+		}
+		start := time.Now()
+		changes := tp.Changes
+		if changes[0].Kind == providers.CreateContainer {
+			if pr, ok := tp.provider.(providers.Preparer); ok {
+				if err := pr.Prepare(ctx, tp.target); err != nil {
+					tr.Err = fmt.Errorf("creating the container (no group was written): %w", err)
+					continue
+				}
+				opt.Logger.Info("created container", "ou", tp.OU)
+				tr.Outcomes = append(tr.Outcomes, providers.Outcome{Change: changes[0], Status: providers.Applied})
+			}
+			changes = changes[1:]
+		}
+		var outs []providers.Outcome
+		if tp.Type == "member_of" {
+			pw, ok := tp.provider.(providers.PersonWriter)
+			if !ok {
+				tr.Err = fmt.Errorf("provider cannot write person attributes")
+				continue
+			}
+			outs = pw.WritePeople(ctx, tp.target, changes)
+		} else {
+			outs = tp.provider.Apply(ctx, tp.target, changes)
+		}
+		for _, o := range outs {
+			level := slog.LevelInfo
+			if !o.Status.OK() {
+				level = slog.LevelError
+			}
+			opt.Logger.Log(ctx, level, "write", "ou", tp.OU, "change", o.Change.String(), "status", o.Status.String(), "err", o.Err)
+		}
+		tr.Outcomes = append(tr.Outcomes, outs...)
+		tr.ApplyTime = time.Since(start)
+		if c, ok := tp.provider.(providers.Counter); ok {
+			tr.Counters = c.Counters()
+		}
+	}
+	return rep
+}

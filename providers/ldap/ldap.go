@@ -1,0 +1,628 @@
+package ldap
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"slices"
+	"strconv"
+	"strings"
+	"sync"
+
+	goldap "github.com/go-ldap/ldap/v3"
+	"golang.org/x/sync/errgroup"
+
+	"github.com/entitlements-go/entitlements/cache"
+	"github.com/entitlements-go/entitlements/config"
+	"github.com/entitlements-go/entitlements/internal/dn"
+	"github.com/entitlements-go/entitlements/internal/yaml11"
+	"github.com/entitlements-go/entitlements/people"
+	"github.com/entitlements-go/entitlements/providers"
+)
+
+// Options tune the provider. Zero fields take the documented defaults.
+type Options struct {
+	// PoolSize is the number of bound connections per server. Default 2.
+	PoolSize int
+	// WriteConcurrency bounds writes in flight per target. Default 4.
+	WriteConcurrency int
+	// PageSize for paged searches. Default 500.
+	PageSize uint32
+	// Getenv reads LDAP_CACERT / LDAP_DISABLE_SSL_VERIFICATION. Default os.LookupEnv.
+	Getenv func(string) (string, bool)
+}
+
+func (o Options) withDefaults() Options {
+	if o.WriteConcurrency <= 0 {
+		o.WriteConcurrency = 4
+	}
+	if o.Getenv == nil {
+		o.Getenv = os.LookupEnv
+	}
+	return o
+}
+
+// Registry owns the services (one connection pool per server and identity) of a run. Build
+// providers, the people loader and the ldap_group reader from one Registry so that they share
+// connections and the per-run read cache. Close it at the end of the run.
+type Registry struct {
+	opt      Options
+	mu       sync.Mutex
+	services map[string]*Service
+}
+
+// NewRegistry returns an empty registry.
+func NewRegistry(opt Options) *Registry {
+	return &Registry{opt: opt.withDefaults(), services: map[string]*Service{}}
+}
+
+// Close closes every connection.
+func (r *Registry) Close() {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	for _, s := range r.services {
+		s.pool.close()
+	}
+}
+
+// Counters sums the counters of every service.
+func (r *Registry) Counters() map[string]int64 {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	out := map[string]int64{}
+	for _, s := range r.services {
+		for k, v := range s.counters.Snapshot() {
+			out[k] += v
+		}
+	}
+	return out
+}
+
+// Service is one LDAP server and identity: a connection pool, the per-run cache of base
+// reads, and the known-existence memo.
+type Service struct {
+	cfg      ConnConfig
+	pool     *pool
+	counters *Counters
+	bases    cache.TTL[*baseRead]
+	exists   cache.Existence
+}
+
+type baseRead struct {
+	missing bool
+	entries []*goldap.Entry
+}
+
+// Counters returns the service's counters.
+func (s *Service) Counters() map[string]int64 { return s.counters.Snapshot() }
+
+func (r *Registry) service(cfg ConnConfig) (*Service, error) {
+	cfg.PoolSize = r.opt.PoolSize
+	cfg.PageSize = r.opt.PageSize
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if s, ok := r.services[cfg.key()]; ok {
+		return s, nil
+	}
+	c := &Counters{}
+	p, err := newPool(cfg, c)
+	if err != nil {
+		return nil, err
+	}
+	s := &Service{cfg: p.cfg, pool: p, counters: c}
+	r.services[cfg.key()] = s
+	return s, nil
+}
+
+// connConfig reads connection settings from a config map (an OU entry, the ldap_group extra,
+// a people source config). Both spellings of the TLS-verification flag work (Q-10), as does
+// the LDAP_DISABLE_SSL_VERIFICATION environment variable.
+func (r *Registry) connConfig(m *yaml11.Node) ConnConfig {
+	get := func(k string) string {
+		if v := m.Get(k); v != nil && v.Kind != yaml11.Null {
+			return v.Text()
+		}
+		return ""
+	}
+	flag := func(k string) bool {
+		v := m.Get(k)
+		return v != nil && v.Kind == yaml11.Bool && v.Bool
+	}
+	_, envInsecure := r.opt.Getenv("LDAP_DISABLE_SSL_VERIFICATION")
+	ca := get("ldap_ca_file")
+	if ca == "" {
+		ca, _ = r.opt.Getenv("LDAP_CACERT")
+	}
+	return ConnConfig{URI: get("ldap_uri"), BindDN: get("ldap_binddn"), Password: get("ldap_bindpw"), CAFile: ca,
+		InsecureSkipVerify: envInsecure || flag("disable_ssl_verification") || flag("ldap_disable_ssl_verification"),
+		StartTLS:           flag("ldap_starttls")}
+}
+
+// readBase reads every entry directly under base once per run (one paged, single-level
+// search). A single-level search keeps nested OUs apart: the groups of
+// ou=child,ou=parent are not groups of ou=parent. A successful search proves the base exists.
+func (s *Service) readBase(ctx context.Context, base string) (*baseRead, error) {
+	return s.bases.Get(ctx, dn.Normalize(base), func(ctx context.Context) (*baseRead, error) {
+		var res *goldap.SearchResult
+		err := s.pool.do(ctx, func(c *goldap.Conn) error {
+			s.counters.Searches.Add(1)
+			req := goldap.NewSearchRequest(base, goldap.ScopeSingleLevel, goldap.NeverDerefAliases, 0, 0, false,
+				"(cn=*)", []string{"*"}, nil)
+			var err error
+			res, err = c.SearchWithPaging(req, s.cfg.PageSize)
+			return err
+		})
+		if goldap.IsErrorWithCode(err, goldap.LDAPResultNoSuchObject) {
+			return &baseRead{missing: true}, nil
+		}
+		if err != nil {
+			return nil, fmt.Errorf("searching %s: %w", base, err)
+		}
+		s.exists.Mark(base)
+		return &baseRead{entries: res.Entries}, nil
+	})
+}
+
+// readDN reads one entry (base-object search); nil when it does not exist.
+func (s *Service) readDN(ctx context.Context, d string) (*goldap.Entry, error) {
+	var res *goldap.SearchResult
+	err := s.pool.do(ctx, func(c *goldap.Conn) error {
+		s.counters.Searches.Add(1)
+		req := goldap.NewSearchRequest(d, goldap.ScopeBaseObject, goldap.NeverDerefAliases, 0, 0, false,
+			"(objectClass=*)", []string{"*"}, nil)
+		var err error
+		res, err = c.Search(req)
+		return err
+	})
+	if goldap.IsErrorWithCode(err, goldap.LDAPResultNoSuchObject) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, fmt.Errorf("reading %s: %w", d, err)
+	}
+	if len(res.Entries) != 1 {
+		return nil, nil
+	}
+	return res.Entries[0], nil
+}
+
+// Provider manages the groups of one `ldap` OU (or a member_of target).
+type Provider struct {
+	svc            *Service
+	opt            Options
+	base           string
+	personDNFormat string
+	plugin         string // "", GroupOfNames, PosixGroup, Dummy
+	createMissing  bool
+}
+
+// Provider builds the provider of an OU (types ldap and member_of).
+func (r *Registry) Provider(ou *config.OU) (*Provider, error) {
+	m := ou.Settings
+	cfg := r.connConfig(m)
+	if cfg.URI == "" {
+		return nil, fmt.Errorf("OU %s has no ldap_uri", ou.Key)
+	}
+	svc, err := r.service(cfg)
+	if err != nil {
+		return nil, err
+	}
+	p := &Provider{svc: svc, opt: r.opt, base: ou.Base}
+	if v := m.Get("person_dn_format"); v != nil {
+		p.personDNFormat = v.Text()
+	}
+	if v := m.Get("create_if_missing"); v != nil && v.Kind == yaml11.Bool {
+		p.createMissing = v.Bool
+	}
+	if pl := m.Get("plugin"); pl != nil {
+		p.plugin = pl.Get("class").Text()
+	}
+	return p, nil
+}
+
+// Counters implements providers.Counter (the counters of the provider's server).
+func (p *Provider) Counters() map[string]int64 { return p.svc.Counters() }
+
+// memberAttr is the member attribute of the OU's object class.
+func (p *Provider) objectClass() (class, memberAttr string) {
+	switch p.plugin {
+	case "GroupOfNames":
+		return "groupOfNames", "member"
+	case "PosixGroup":
+		return "posixGroup", "memberUid"
+	}
+	return "groupOfUniqueNames", "uniqueMember"
+}
+
+// Desire implements providers.Desirer: the object class, and the gidNumber of a posixGroup.
+func (p *Provider) Desire(_ *providers.Target, g *providers.Group) error {
+	class, _ := p.objectClass()
+	g.Attrs = map[string][]string{"objectclass": {class}}
+	if p.plugin == "PosixGroup" {
+		v, ok := g.Metadata["gid_number"]
+		if !ok {
+			return fmt.Errorf("POSIX Group %s has no metadata setting for gid_number!", g.DN)
+		}
+		n, err := strconv.Atoi(strings.TrimSpace(fmt.Sprint(v)))
+		if err != nil || n < 1 || n > 65535 {
+			return fmt.Errorf("POSIX Group %s has GID %v out of 1-65535 range!", g.DN, v)
+		}
+		g.Attrs["gidnumber"] = []string{strconv.Itoa(n)}
+	}
+	return nil
+}
+
+// Read implements providers.Provider: one search of the OU's base.
+func (p *Provider) Read(ctx context.Context, t *providers.Target) (*providers.State, error) {
+	if p.base == "" {
+		return nil, fmt.Errorf("OU %s has no base", t.OU.Key)
+	}
+	br, err := p.svc.readBase(ctx, p.base)
+	if err != nil {
+		return nil, err
+	}
+	st := &providers.State{Groups: map[string]*providers.Group{}}
+	if br.missing {
+		if !p.createMissing {
+			return nil, fmt.Errorf("base %s does not exist (set create_if_missing: true to create it)", p.base)
+		}
+		st.ContainerMissing = true
+		return st, nil
+	}
+	for _, e := range br.entries {
+		g, err := entryGroup(e)
+		if err != nil {
+			return nil, err
+		}
+		st.Groups[providers.Key(g.DN)] = g
+	}
+	return st, nil
+}
+
+// entryGroup converts an LDAP entry into a group: members by object class, own DN dropped
+// (the empty-group convention), each member reduced to its first RDN value.
+func entryGroup(e *goldap.Entry) (*providers.Group, error) {
+	g := &providers.Group{DN: e.DN, Attrs: map[string][]string{}}
+	var classes []string
+	memberAttr := ""
+	for _, oc := range e.GetAttributeValues("objectClass") {
+		if strings.EqualFold(oc, "top") {
+			continue
+		}
+		classes = append(classes, oc)
+		switch strings.ToLower(oc) {
+		case "groupofuniquenames":
+			memberAttr = "uniqueMember"
+		case "groupofnames":
+			memberAttr = "member"
+		case "posixgroup":
+			memberAttr = "memberUid"
+		}
+	}
+	if memberAttr == "" {
+		return nil, fmt.Errorf("Do not know how to handle objectClass = %v for dn=%s!", e.GetAttributeValues("objectClass"), e.DN)
+	}
+	g.Attrs["objectclass"] = classes
+	if v := e.GetAttributeValues("gidNumber"); len(v) > 0 {
+		g.Attrs["gidnumber"] = v
+	}
+	g.CN = e.GetAttributeValue("cn")
+	g.Description = e.GetAttributeValue("description")
+	if g.Description == "" {
+		g.Description = g.CN
+	}
+	self := dn.Normalize(e.DN)
+	for _, m := range e.GetAttributeValues(memberAttr) {
+		if dn.Normalize(m) == self {
+			continue
+		}
+		g.Members = append(g.Members, dn.FirstValue(m))
+	}
+	slices.Sort(g.Members)
+	return g, nil
+}
+
+// personDN expands person_dn_format for a uid (escaped for use in a DN).
+func (p *Provider) personDN(uid string) string {
+	return strings.ReplaceAll(p.personDNFormat, "%KEY%", dn.EscapeValue(uid))
+}
+
+// Prepare implements providers.Preparer: create the OU entry of a missing base.
+func (p *Provider) Prepare(ctx context.Context, t *providers.Target) error {
+	if p.svc.exists.Exists(p.base) {
+		return nil
+	}
+	rdn := dn.Split(p.base)[0]
+	typ, val, _ := strings.Cut(rdn, "=")
+	req := goldap.NewAddRequest(p.base, nil)
+	req.Attribute("objectClass", []string{"organizationalUnit"})
+	if strings.EqualFold(strings.TrimSpace(typ), "ou") {
+		req.Attribute("ou", []string{strings.TrimSpace(val)})
+	}
+	err := p.svc.pool.do(ctx, func(c *goldap.Conn) error {
+		p.svc.counters.Adds.Add(1)
+		return c.Add(req)
+	})
+	if err != nil && !goldap.IsErrorWithCode(err, goldap.LDAPResultEntryAlreadyExists) {
+		return fmt.Errorf("creating %s: %w", p.base, err)
+	}
+	p.svc.exists.Mark(p.base)
+	p.svc.bases.Invalidate(dn.Normalize(p.base))
+	return nil
+}
+
+// Apply implements providers.Provider: one LDAP operation per change (no pre-reads: the
+// state is known from Read), several in flight.
+func (p *Provider) Apply(ctx context.Context, t *providers.Target, changes []*providers.Change) []providers.Outcome {
+	out := make([]providers.Outcome, len(changes))
+	var eg errgroup.Group
+	eg.SetLimit(p.opt.WriteConcurrency)
+	for i, c := range changes {
+		eg.Go(func() error {
+			out[i] = p.apply(ctx, c)
+			return nil
+		})
+	}
+	eg.Wait()
+	p.svc.bases.Invalidate(dn.Normalize(p.base))
+	return out
+}
+
+func (p *Provider) apply(ctx context.Context, c *providers.Change) providers.Outcome {
+	if err := ctx.Err(); err != nil {
+		return providers.Outcome{Change: c, Status: providers.Skipped, Err: err}
+	}
+	var err error
+	status := providers.Applied
+	switch c.Kind {
+	case providers.CreateGroup:
+		err = p.svc.pool.do(ctx, func(conn *goldap.Conn) error {
+			p.svc.counters.Adds.Add(1)
+			return conn.Add(p.addRequest(c.Desired))
+		})
+		if goldap.IsErrorWithCode(err, goldap.LDAPResultEntryAlreadyExists) {
+			// Created meanwhile (or by an attempt whose answer was lost): make it right.
+			err = p.modify(ctx, c.Desired, nil)
+		}
+	case providers.UpdateGroup:
+		err = p.modify(ctx, c.Desired, c)
+	case providers.DeleteGroup:
+		err = p.svc.pool.do(ctx, func(conn *goldap.Conn) error {
+			p.svc.counters.Deletes.Add(1)
+			return conn.Del(goldap.NewDelRequest(c.DN, nil))
+		})
+		if goldap.IsErrorWithCode(err, goldap.LDAPResultNoSuchObject) {
+			err, status = nil, providers.AlreadyInState
+		}
+		if err == nil {
+			p.svc.exists.Forget(c.DN)
+		}
+	default:
+		err = fmt.Errorf("the LDAP provider cannot apply %s changes", c.Kind)
+	}
+	if err != nil {
+		st := providers.Failed
+		if isNetwork(err) {
+			st = providers.Unknown
+		}
+		return providers.Outcome{Change: c, Status: st, Err: err}
+	}
+	return providers.Outcome{Change: c, Status: status}
+}
+
+// memberValues are the member attribute values of a group. An empty groupOfUniqueNames or
+// groupOfNames holds its own DN (the schema requires a member); an empty posixGroup holds
+// nothing (Q-21). posixGroup memberUid values are person DNs, as the reference writes (Q-22).
+func (p *Provider) memberValues(g *providers.Group) []string {
+	out := make([]string, 0, len(g.Members))
+	for _, m := range g.Members {
+		out = append(out, p.personDN(m))
+	}
+	if len(out) == 0 && p.plugin != "PosixGroup" {
+		out = append(out, g.DN)
+	}
+	return out
+}
+
+func (p *Provider) addRequest(g *providers.Group) *goldap.AddRequest {
+	class, memberAttr := p.objectClass()
+	req := goldap.NewAddRequest(g.DN, nil)
+	req.Attribute("objectClass", []string{class})
+	req.Attribute("cn", []string{g.CN})
+	if g.Description != "" {
+		req.Attribute("description", []string{g.Description})
+	}
+	if p.plugin != "PosixGroup" && p.svc.cfg.BindDN != "" {
+		req.Attribute("owner", []string{p.svc.cfg.BindDN})
+	}
+	if v := p.memberValues(g); len(v) > 0 {
+		req.Attribute(memberAttr, v)
+	}
+	if gid := g.Attrs["gidnumber"]; len(gid) > 0 {
+		req.Attribute("gidNumber", gid)
+	}
+	return req
+}
+
+// modify replaces the member attribute and the description in one request (idempotent, so a
+// retry after a broken connection cannot do harm).
+func (p *Provider) modify(ctx context.Context, g *providers.Group, c *providers.Change) error {
+	_, memberAttr := p.objectClass()
+	req := goldap.NewModifyRequest(g.DN, nil)
+	vals := p.memberValues(g)
+	if len(vals) == 0 {
+		if c == nil || (c.Current != nil && len(c.Current.Members) > 0) || len(c.Remove) > 0 {
+			req.Replace(memberAttr, nil)
+		}
+	} else {
+		req.Replace(memberAttr, vals)
+	}
+	if c == nil || c.DescriptionChanged {
+		req.Replace("description", []string{g.Description})
+	}
+	if gid := g.Attrs["gidnumber"]; len(gid) > 0 && (c == nil || slices.Contains(c.AttrsChanged, "gidnumber")) {
+		req.Replace("gidNumber", gid)
+	}
+	if c != nil && slices.Contains(c.AttrsChanged, "objectclass") {
+		return fmt.Errorf("%s: changing the object class from %v to %v needs the group to be deleted and recreated; do it by hand",
+			g.DN, c.Current.Attrs["objectclass"], g.Attrs["objectclass"])
+	}
+	if len(req.Changes) == 0 {
+		return nil
+	}
+	return p.svc.pool.do(ctx, func(conn *goldap.Conn) error {
+		p.svc.counters.Modifies.Add(1)
+		return conn.Modify(req)
+	})
+}
+
+// WritePeople implements providers.PersonWriter (member_of): one Modify per person.
+func (p *Provider) WritePeople(ctx context.Context, t *providers.Target, changes []*providers.Change) []providers.Outcome {
+	out := make([]providers.Outcome, len(changes))
+	var eg errgroup.Group
+	eg.SetLimit(p.opt.WriteConcurrency)
+	for i, c := range changes {
+		eg.Go(func() error {
+			req := goldap.NewModifyRequest(p.personDN(c.Person), nil)
+			if len(c.Values) == 0 {
+				req.Delete(c.Attribute, nil)
+			} else {
+				req.Replace(c.Attribute, c.Values)
+			}
+			err := p.svc.pool.do(ctx, func(conn *goldap.Conn) error {
+				p.svc.counters.Modifies.Add(1)
+				return conn.Modify(req)
+			})
+			switch {
+			case err == nil:
+				out[i] = providers.Outcome{Change: c, Status: providers.Applied}
+			case goldap.IsErrorWithCode(err, goldap.LDAPResultNoSuchAttribute):
+				out[i] = providers.Outcome{Change: c, Status: providers.AlreadyInState}
+			default:
+				out[i] = providers.Outcome{Change: c, Status: providers.Failed, Err: err}
+			}
+			return nil
+		})
+	}
+	eg.Wait()
+	return out
+}
+
+// PeopleLoader reads an `ldap` people source: one paged subtree search of `base` for
+// `(<uid_attribute>=*)`. The uid is the first RDN value of each entry's DN; attributes are
+// `additional_attributes` (default [cn]) with lower-case names.
+func (r *Registry) PeopleLoader() func(ctx context.Context, src *config.PeopleSource) ([]people.Person, error) {
+	return func(ctx context.Context, src *config.PeopleSource) ([]people.Person, error) {
+		if src.Type != "ldap" {
+			return nil, fmt.Errorf("people source type %q is not supported", src.Type)
+		}
+		m := src.Config
+		if m == nil || m.Get("base") == nil || m.Get("ldap_uri") == nil {
+			return nil, fmt.Errorf("an ldap people source needs config.base and config.ldap_uri")
+		}
+		svc, err := r.service(r.connConfig(m))
+		if err != nil {
+			return nil, err
+		}
+		uidAttr := "uid"
+		if v := m.Get("uid_attribute"); v != nil && v.Text() != "" {
+			uidAttr = v.Text()
+		}
+		attrs := []string{"cn"}
+		if v := m.Get("additional_attributes"); v != nil && v.Kind == yaml11.Seq {
+			attrs = attrs[:0]
+			for _, it := range v.Items {
+				attrs = append(attrs, strings.ToLower(it.Text()))
+			}
+		}
+		var res *goldap.SearchResult
+		err = svc.pool.do(ctx, func(c *goldap.Conn) error {
+			svc.counters.Searches.Add(1)
+			req := goldap.NewSearchRequest(m.Get("base").Text(), goldap.ScopeWholeSubtree, goldap.NeverDerefAliases, 0, 0, false,
+				"("+goldap.EscapeFilter(uidAttr)+"=*)", attrs, nil)
+			var err error
+			res, err = c.SearchWithPaging(req, svc.cfg.PageSize)
+			return err
+		})
+		if err != nil {
+			// Never "zero people": that would empty every group (Q-30).
+			return nil, fmt.Errorf("reading people from %s: %w", m.Get("base").Text(), err)
+		}
+		out := make([]people.Person, 0, len(res.Entries))
+		for _, e := range res.Entries {
+			p := people.Person{UID: dn.FirstValue(e.DN), Attrs: map[string]any{}}
+			for _, a := range attrs {
+				vals := e.GetEqualFoldAttributeValues(a)
+				slices.Sort(vals)
+				p.Attrs[a] = vals
+			}
+			out = append(out, p)
+		}
+		return out, nil
+	}
+}
+
+// GroupReader reads the unmanaged groups that ldap_group rules and MemberOfLDAPGroup filters
+// name, with the connection settings of the ldap_group extra (the CLI adapts it to
+// calc.LDAPGroupReader; providers do not depend on the calculator). Groups under a base that this run
+// already read come from that read (the state before this run's changes, as in the
+// reference); others are read with one base-object search each, several at once.
+type GroupReader struct {
+	r        *Registry
+	settings *yaml11.Node
+}
+
+// GroupReader returns the reader for the ldap_group extra settings (cfg.LDAPGroup).
+func (r *Registry) GroupReader(settings *yaml11.Node) *GroupReader {
+	return &GroupReader{r: r, settings: settings}
+}
+
+// ReadGroups returns, for each DN that exists, its attributes (lower-case names) keyed by the
+// DN as asked.
+func (g *GroupReader) ReadGroups(ctx context.Context, dns []string) (map[string]map[string][]string, error) {
+	svc, err := g.r.service(g.r.connConfig(g.settings))
+	if err != nil {
+		return nil, err
+	}
+	var mu sync.Mutex
+	out := map[string]map[string][]string{}
+	eg, ctx := errgroup.WithContext(ctx)
+	eg.SetLimit(4)
+	for _, d := range dns {
+		eg.Go(func() error {
+			e, err := g.lookup(ctx, svc, d)
+			if err != nil || e == nil {
+				return err
+			}
+			lg := map[string][]string{}
+			for _, a := range e.Attributes {
+				lg[strings.ToLower(a.Name)] = a.Values
+			}
+			mu.Lock()
+			out[d] = lg
+			mu.Unlock()
+			return nil
+		})
+	}
+	if err := eg.Wait(); err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+func (g *GroupReader) lookup(ctx context.Context, svc *Service, d string) (*goldap.Entry, error) {
+	parts := dn.Split(d)
+	if len(parts) > 1 {
+		parent := strings.Join(parts[1:], ",")
+		if br, ok := svc.bases.Peek(dn.Normalize(parent)); ok && !br.missing {
+			norm := dn.Normalize(d)
+			for _, e := range br.entries {
+				if dn.Normalize(e.DN) == norm {
+					return e, nil
+				}
+			}
+			return nil, nil
+		}
+	}
+	return svc.readDN(ctx, d)
+}

@@ -1,0 +1,174 @@
+// Package providers defines how entitlements-go talks to the systems it keeps in step with
+// the calculated groups: a provider reads the current state of a whole target (one OU key of
+// the config) in bulk and applies a list of changes. The changes themselves come from one
+// shared, pure diff (Diff); providers never decide what to change and never reach into the
+// calculator.
+//
+// Optional capabilities are discovered by interface, so a provider implements only what it
+// needs: Preparer (create a missing container before writes), PersonWriter (member_of
+// attributes on people), Counter (request/connection counters).
+package providers
+
+import (
+	"context"
+	"fmt"
+	"slices"
+	"strings"
+
+	"github.com/entitlements-go/entitlements/config"
+)
+
+// Group is a group as a target system has it (current) or as it should be (desired).
+type Group struct {
+	DN          string
+	CN          string
+	Description string
+	// Members are uids as spelled by the people data (desired) or the target (current).
+	Members []string
+	// Metadata of a desired group (gid_number, team_maintainers, ...). Empty for current.
+	Metadata map[string]any
+	// Attrs are provider-specific attributes (lower-case names) that a provider compares
+	// itself: desired values come from Desire, current ones from Read.
+	Attrs map[string][]string
+}
+
+// State is the current state of one target.
+type State struct {
+	// Groups by normalised key (see Key).
+	Groups map[string]*Group
+	// ContainerMissing is true when the target's container (an LDAP OU) does not exist yet;
+	// a Preparer creates it before any group is written.
+	ContainerMissing bool
+}
+
+// Key normalises a group DN for comparisons: DNs from config and from servers differ in case
+// and spacing, and comparing them raw would delete and recreate groups.
+func Key(dn string) string { return normalizeDN(dn) }
+
+// Target is one OU key handled by one provider.
+type Target struct {
+	OU *config.OU
+}
+
+// Provider reads and writes one kind of target.
+type Provider interface {
+	// Read returns the current state of the whole target in bulk. An error means the state
+	// is unknown: nothing is written to the target.
+	Read(ctx context.Context, t *Target) (*State, error)
+	// Apply performs changes (all of one target). It returns one Outcome per change, never
+	// panics, and keeps going after a failed change.
+	Apply(ctx context.Context, t *Target, changes []*Change) []Outcome
+}
+
+// Desirer is implemented by providers that derive provider-specific desired attributes
+// (Group.Attrs) from a calculated group, e.g. an LDAP objectClass or a POSIX gidNumber.
+// An error (a posixGroup without gid_number) fails the plan of that group.
+type Desirer interface {
+	Desire(t *Target, g *Group) error
+}
+
+// Preparer is implemented by providers that create the target's container before writes.
+type Preparer interface {
+	Prepare(ctx context.Context, t *Target) error
+}
+
+// PersonWriter is implemented by providers of person-attribute targets (member_of).
+type PersonWriter interface {
+	WritePeople(ctx context.Context, t *Target, changes []*Change) []Outcome
+}
+
+// Counter is implemented by providers that count their requests; the values are reported
+// after a run (searches, writes, connections opened, ...).
+type Counter interface {
+	Counters() map[string]int64
+}
+
+// DeletePolicy is implemented by providers that must not delete groups unless told to (the
+// GitHub team provider); without it, groups that are no longer defined are deleted.
+type DeletePolicy interface {
+	DeletesGroups(t *Target) bool
+}
+
+// ChangeKind says what a change does.
+type ChangeKind uint8
+
+// The change kinds.
+const (
+	CreateContainer ChangeKind = iota
+	CreateGroup
+	UpdateGroup
+	DeleteGroup
+	UpdatePerson
+)
+
+func (k ChangeKind) String() string {
+	return [...]string{"create-container", "create", "update", "delete", "update-person"}[k]
+}
+
+// Change is one planned write.
+type Change struct {
+	Kind ChangeKind
+	OU   string
+	DN   string
+	// Desired is the group to create or update to; Current the state read (update, delete).
+	Desired, Current *Group
+	// Add and Remove are the member differences (sorted), for display and for providers that
+	// patch members instead of replacing them.
+	Add, Remove []string
+	// DescriptionChanged and AttrsChanged say what else differs for an update.
+	DescriptionChanged bool
+	AttrsChanged       []string
+	// Person changes (member_of): the person, the attribute and its new values (nil = delete).
+	Person    string
+	Attribute string
+	Values    []string
+	OldValues []string
+}
+
+func (c *Change) String() string {
+	switch c.Kind {
+	case CreateGroup:
+		return fmt.Sprintf("ADD %s to %s (Members: %s)", c.DN, c.OU, strings.Join(c.Add, ","))
+	case DeleteGroup:
+		return fmt.Sprintf("DELETE %s from %s", c.DN, c.OU)
+	case CreateContainer:
+		return fmt.Sprintf("ADD %s", c.DN)
+	case UpdatePerson:
+		return fmt.Sprintf("CHANGE person %s attribute %s", c.Person, c.Attribute)
+	}
+	return fmt.Sprintf("CHANGE %s in %s (+%d -%d)", c.DN, c.OU, len(c.Add), len(c.Remove))
+}
+
+// Status is the outcome of one change.
+type Status uint8
+
+// The outcomes. Unknown means the request may have reached the server but its answer was not
+// seen: the change must be re-read before it is tried again, and is never reported applied.
+const (
+	Applied Status = iota
+	AlreadyInState
+	Skipped
+	Failed
+	Unknown
+)
+
+func (s Status) String() string {
+	return [...]string{"applied", "already-in-state", "skipped", "failed", "unknown"}[s]
+}
+
+// OK reports whether the change is in place.
+func (s Status) OK() bool { return s == Applied || s == AlreadyInState }
+
+// Outcome is the result of one change.
+type Outcome struct {
+	Change *Change
+	Status Status
+	Err    error
+}
+
+// sortedCopy returns a sorted copy without duplicates.
+func sortedCopy(s []string) []string {
+	out := slices.Clone(s)
+	slices.Sort(out)
+	return slices.Compact(out)
+}
