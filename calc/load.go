@@ -32,7 +32,6 @@ type Repo struct {
 
 	methods  map[string]bool
 	filters  []*filterState
-	fByName  map[string]*filterState
 	listings map[string]*listing // by OU key
 	groups   map[string]*group   // by "ouKey/cn"
 	// order is every usable group in dependency order (dependencies first).
@@ -43,7 +42,7 @@ type Repo struct {
 	leaves   map[string]leafResult
 	ldap     map[string]*LDAPGroup
 	warnings []validate.Warning
-	fnames   map[string]bool
+	fnames   map[string]bool // configured filter names
 	// Timings of the load phases.
 	Timings Timings
 
@@ -117,6 +116,18 @@ type dirEntry struct {
 // Load reads the config file at path and everything a run needs, validates all of it and
 // builds the dependency graph. Every problem is returned together as a validate.List.
 func Load(ctx context.Context, path string, opt Options) (*Repo, error) {
+	r, c, err := load(ctx, path, opt)
+	if err != nil {
+		return nil, err
+	}
+	if err := r.validate(ctx, c); err != nil {
+		return nil, err
+	}
+	return r, nil
+}
+
+// load is the first phase: config, people and every definition file read and parsed.
+func load(ctx context.Context, path string, opt Options) (*Repo, *validate.Collector, error) {
 	opt = opt.withDefaults()
 	start := time.Now()
 	var classes []string
@@ -126,59 +137,57 @@ func Load(ctx context.Context, path string, opt Options) (*Repo, error) {
 	cfg, warns, err := config.Load(path, config.Options{Getenv: opt.Getenv, Types: opt.Types,
 		FilterClasses: classes, BaseDir: opt.BaseDir})
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	if opt.LDAPGroups == nil && opt.LDAPGroupsFor != nil {
 		rd, err := opt.LDAPGroupsFor(cfg)
 		if err != nil {
-			return nil, err
+			return nil, nil, err
 		}
 		opt.LDAPGroups = rd
 	}
 	r := &Repo{cfg: cfg, opt: opt, today: validate.Today(opt.Now), warnings: warns,
 		ignore:   opt.IgnoreExpirations || cfg.IgnoreExpirations,
-		listings: map[string]*listing{}, groups: map[string]*group{}, leaves: map[string]leafResult{},
-		fByName: map[string]*filterState{}}
-	var c validate.Collector
-	r.registerMethods(&c)
+		listings: map[string]*listing{}, groups: map[string]*group{}, leaves: map[string]leafResult{}}
+	c := &validate.Collector{}
+	r.registerMethods(c)
+	r.fnames = make(map[string]bool, len(cfg.Filters))
 	for _, f := range cfg.Filters {
-		fs := &filterState{cfg: f}
-		r.filters = append(r.filters, fs)
-		r.fByName[f.Name] = fs
-	}
-	r.fnames = make(map[string]bool, len(r.filters))
-	for _, f := range r.filters {
-		r.fnames[f.cfg.Name] = true
+		r.filters = append(r.filters, &filterState{cfg: f})
+		r.fnames[f.Name] = true
 	}
 	if err := c.Err(); err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	// People and definitions do not depend on each other until linking: read them at once.
 	var pc validate.Collector
 	peopleDone := make(chan error, 1)
 	go func() { peopleDone <- r.loadPeople(ctx, &pc) }()
-	enumErr := r.enumerate(ctx, &c)
+	enumErr := r.enumerate(ctx, c)
 	if err := <-peopleDone; err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	if enumErr != nil {
-		return nil, enumErr
+		return nil, nil, enumErr
 	}
 	r.Timings.Load = time.Since(start)
-	start = time.Now()
-	if err := r.prefetchLDAP(ctx, &c); err != nil {
-		return nil, err
+	return r, c, nil
+}
+
+// validate is the second phase: LDAP groups read in bulk, references resolved, the dependency
+// graph built and checked. Every error of the repo is returned together.
+func (r *Repo) validate(ctx context.Context, c *validate.Collector) error {
+	start := time.Now()
+	if err := r.prefetchLDAP(ctx, c); err != nil {
+		return err
 	}
-	r.link(ctx, &c)
+	r.link(ctx, c)
 	r.warnings = append(r.warnings, c.Warnings()...)
 	for _, w := range r.warnings {
-		opt.Logger.Warn(w.String())
+		r.opt.Logger.Warn(w.String())
 	}
 	r.Timings.Validate = time.Since(start)
-	if err := c.Err(); err != nil {
-		return nil, err
-	}
-	return r, nil
+	return c.Err()
 }
 
 // Config returns the loaded configuration.
@@ -232,7 +241,9 @@ func (r *Repo) peopleRel(src *config.PeopleSource) string {
 }
 
 // peoplePath resolves a people file name: relative to the working directory, as in the
-// reference, and absolute paths as written.
+// reference; when no such file exists there, relative to the config file's directory
+// (an extension: it lets a repo run from anywhere and changes nothing for configs that work
+// today). Absolute paths are used as written.
 func (r *Repo) peoplePath(name string) string {
 	if filepath.IsAbs(name) {
 		return name
@@ -241,7 +252,17 @@ func (r *Repo) peoplePath(name string) string {
 	if err != nil {
 		return name
 	}
+	if _, err := os.Stat(abs); err != nil {
+		if alt := filepath.Join(r.cfg.Dir, name); fileExists(alt) {
+			return alt
+		}
+	}
 	return abs
+}
+
+func fileExists(p string) bool {
+	st, err := os.Stat(p)
+	return err == nil && !st.IsDir()
 }
 
 func (r *Repo) readPeople(ctx context.Context, src *config.PeopleSource, depth int) ([]people.Person, error) {

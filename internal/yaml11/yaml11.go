@@ -1,0 +1,491 @@
+// Package yaml11 reads YAML the way the Ruby entitlements app does: with
+// Psych's safe loader, which resolves plain scalars by YAML 1.1 rules.
+//
+// Go's YAML libraries implement YAML 1.2, where `yes`, `on`, `010` or `1_000`
+// stay strings. Psych turns them into true, true, 8 and 1000, and the Ruby app
+// depends on that (for example `always: no` works because it is boolean
+// false, and a uid `no:` breaks a run because it is not a string). So this
+// package uses go.yaml.in/yaml/v3 only as a syntax parser, walks its node
+// tree, and re-resolves every plain scalar with a port of
+// Psych::ScalarScanner#tokenize. Working on the node tree (instead of decoding
+// into Go maps) is also what lets duplicate keys through: Psych accepts them
+// and the last value wins.
+//
+// The safe loader's restrictions are reproduced as errors: aliases
+// (Psych::BadAlias), tags, symbols and timestamps (Psych::DisallowedClass),
+// and dates unless the caller allows them.
+package yaml11
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"io"
+	"strconv"
+	"strings"
+
+	"go.yaml.in/yaml/v3"
+)
+
+// Kind is the Ruby type a YAML node loads as.
+type Kind uint8
+
+// The node kinds. They map one-to-one onto the Ruby classes Psych produces
+// (see Node.RubyClass); TrueClass and FalseClass share Bool.
+const (
+	Null Kind = iota
+	Bool
+	Int
+	Float
+	String
+	Date
+	Seq
+	Map
+)
+
+var kindNames = [...]string{"Null", "Bool", "Int", "Float", "String", "Date", "Seq", "Map"}
+
+// String returns the constant's name, for test output and debugging.
+func (k Kind) String() string {
+	if int(k) < len(kindNames) {
+		return kindNames[k]
+	}
+	return "Kind(" + strconv.Itoa(int(k)) + ")"
+}
+
+// Node is one loaded YAML value.
+//
+// Only the fields that belong to Kind are meaningful, except Str, which holds
+// the source text of every scalar (so callers can quote the file in error
+// messages, or recover the original spelling of a value such as `0755`).
+type Node struct {
+	Kind Kind
+	// Line is the 1-based line of the node in the source.
+	Line int
+	// Str is the value of a String node and the source text of every other
+	// scalar (for quoted scalars: the text after unquoting).
+	Str   string
+	Bool  bool
+	Int   int64
+	Float float64
+	Date  CivilDate
+	// Quoted reports a quoted or block scalar. Those are always strings;
+	// only plain scalars go through YAML 1.1 resolution.
+	Quoted bool
+	// Items holds the elements of a Seq.
+	Items []*Node
+	// Keys and Values hold the entries of a Map in document order. A
+	// duplicate key keeps the position of its first occurrence and takes the
+	// value of its last one, as a Ruby Hash does when Psych assigns into it.
+	Keys, Values []*Node
+
+	// bigInt holds the decimal digits of an integer too large for int64.
+	// Such a node has Kind Float (so numeric callers still get a value) but
+	// is an Integer to Ruby, which has arbitrary precision.
+	bigInt string
+	// index speeds up Get and duplicate detection on large maps; indexLen
+	// is len(Keys) when it was built, so a mutated map falls back to a scan.
+	index    map[keyID]int
+	indexLen int
+}
+
+// CivilDate is a calendar date, the value of a Ruby Date loaded from
+// `YYYY-MM-DD`. (It cannot be called Date: that name is the Kind constant.)
+type CivilDate struct{ Year, Month, Day int }
+
+// String formats the date as YYYY-MM-DD, as Ruby's Date#to_s does.
+func (d CivilDate) String() string {
+	var b [10]byte
+	buf := b[:0]
+	if d.Year < 0 || d.Year > 9999 {
+		return fmt.Sprintf("%04d-%02d-%02d", d.Year, d.Month, d.Day)
+	}
+	buf = appendPadded(buf, d.Year, 4)
+	buf = append(buf, '-')
+	buf = appendPadded(buf, d.Month, 2)
+	buf = append(buf, '-')
+	buf = appendPadded(buf, d.Day, 2)
+	return string(buf)
+}
+
+func appendPadded(buf []byte, v, width int) []byte {
+	s := strconv.Itoa(v)
+	for i := len(s); i < width; i++ {
+		buf = append(buf, '0')
+	}
+	return append(buf, s...)
+}
+
+// Options selects the loader's restrictions for one kind of file.
+type Options struct {
+	// AllowDates makes plain YYYY-MM-DD scalars Date nodes, as in group,
+	// people and manager-map files (Psych with permitted_classes: [Date]).
+	// When false they are an error, as in the config file.
+	AllowDates bool
+}
+
+// Error is a load failure, with the 1-based line it was found on (0 when
+// the parser could not tell).
+type Error struct {
+	Line int
+	Msg  string
+}
+
+func (e *Error) Error() string {
+	if e.Line > 0 {
+		return "line " + strconv.Itoa(e.Line) + ": " + e.Msg
+	}
+	return e.Msg
+}
+
+// Warning is something Ruby accepts silently but a user probably did not
+// mean, such as a duplicate mapping key.
+type Warning struct {
+	Line int
+	Msg  string
+}
+
+func (w Warning) String() string {
+	if w.Line > 0 {
+		return "line " + strconv.Itoa(w.Line) + ": " + w.Msg
+	}
+	return w.Msg
+}
+
+// Parse loads one YAML document.
+//
+// An empty document (or one holding only comments) loads as a Null node,
+// as Psych.safe_load returns nil for it. A stream with more than one
+// document is an error: Psych would silently use only the first one, which
+// is never what the author of an entitlements file meant.
+//
+// Parse never panics: a panic inside the YAML parser becomes an *Error.
+func Parse(data []byte, opt Options) (*Node, []Warning, error) {
+	doc, err := parseSingleDocument(data)
+	if err != nil {
+		return nil, nil, err
+	}
+	if doc == nil || doc.Kind != yaml.DocumentNode || len(doc.Content) == 0 {
+		return &Node{Kind: Null, Line: 1}, nil, nil
+	}
+	top := doc.Content[0]
+	c := converter{allowDates: opt.AllowDates, slab: make([]Node, countNodes(top))}
+	root, err := c.convert(top)
+	if err != nil {
+		return nil, nil, err
+	}
+	return root, c.warnings, nil
+}
+
+// parseSingleDocument runs yaml.v3 and insists on at most one document (nil
+// for an empty stream). It converts a panic inside yaml.v3 into an *Error;
+// the recover is confined to the third-party parser so that fuzzing still
+// exposes bugs in this package's own code.
+func parseSingleDocument(data []byte) (doc *yaml.Node, err error) {
+	defer func() {
+		if r := recover(); r != nil {
+			doc, err = nil, &Error{Msg: fmt.Sprintf("YAML parser failure: %v", r)}
+		}
+	}()
+	dec := yaml.NewDecoder(bytes.NewReader(data))
+	doc = new(yaml.Node)
+	if err := dec.Decode(doc); err != nil {
+		if errors.Is(err, io.EOF) {
+			return nil, nil
+		}
+		return nil, convertYAMLError(err)
+	}
+	var next yaml.Node
+	switch err := dec.Decode(&next); {
+	case errors.Is(err, io.EOF):
+		return doc, nil
+	case err != nil:
+		return nil, convertYAMLError(err)
+	default:
+		return nil, &Error{Line: next.Line, Msg: "more than one YAML document in the file (only one is allowed)"}
+	}
+}
+
+// convertYAMLError turns yaml.v3's "yaml: line N: msg" into an *Error.
+func convertYAMLError(err error) *Error {
+	msg := strings.TrimPrefix(err.Error(), "yaml: ")
+	if rest, ok := strings.CutPrefix(msg, "line "); ok {
+		if i := strings.IndexByte(rest, ':'); i > 0 {
+			if n, convErr := strconv.Atoi(rest[:i]); convErr == nil {
+				return &Error{Line: n, Msg: strings.TrimSpace(rest[i+1:])}
+			}
+		}
+	}
+	return &Error{Msg: msg}
+}
+
+// countNodes sizes the slab so that converting a document costs one
+// allocation for all its nodes instead of one per node (Parse runs on tens
+// of thousands of small files). The price is that any retained node keeps
+// its whole document alive, which suits callers that use trees whole.
+func countNodes(y *yaml.Node) int {
+	n := 1
+	for _, c := range y.Content {
+		n += countNodes(c)
+	}
+	return n
+}
+
+type converter struct {
+	allowDates bool
+	warnings   []Warning
+	slab       []Node
+}
+
+func (c *converter) newNode() *Node {
+	if len(c.slab) == 0 {
+		return &Node{}
+	}
+	n := &c.slab[0]
+	c.slab = c.slab[1:]
+	return n
+}
+
+// standardTags are the only explicit tags accepted. Psych's safe loader
+// refuses Ruby-class tags (!ruby/object:..., !!set, !!omap) but quietly
+// ignores unknown local tags (`!foo x` is "x") and decodes !!binary.
+// Refusing those too is deliberate: the entitlements file formats have no
+// use for tags, so a tag is a mistake worth reporting.
+var standardTags = map[string]bool{
+	"!!str": true, "!!int": true, "!!float": true, "!!bool": true,
+	"!!null": true, "!!map": true, "!!seq": true,
+}
+
+func (c *converter) convert(y *yaml.Node) (*Node, error) {
+	if y.Kind == yaml.AliasNode {
+		return nil, &Error{Line: y.Line, Msg: fmt.Sprintf("aliases are not allowed (*%s); Ruby's safe YAML loader rejects them", y.Value)}
+	}
+	tagged := y.Style&yaml.TaggedStyle != 0
+	if tagged && !standardTags[y.Tag] {
+		return nil, &Error{Line: y.Line, Msg: fmt.Sprintf("YAML tag %s is not allowed", y.Tag)}
+	}
+	n := c.newNode()
+	n.Line = y.Line
+	switch y.Kind {
+	case yaml.ScalarNode:
+		if err := c.scalar(n, y, tagged); err != nil {
+			return nil, err
+		}
+	case yaml.SequenceNode:
+		if tagged && y.Tag != "!!seq" {
+			return nil, &Error{Line: y.Line, Msg: fmt.Sprintf("YAML tag %s cannot be applied to a sequence", y.Tag)}
+		}
+		n.Kind = Seq
+		n.Items = make([]*Node, 0, len(y.Content))
+		for _, yc := range y.Content {
+			item, err := c.convert(yc)
+			if err != nil {
+				return nil, err
+			}
+			n.Items = append(n.Items, item)
+		}
+	case yaml.MappingNode:
+		if tagged && y.Tag != "!!map" {
+			return nil, &Error{Line: y.Line, Msg: fmt.Sprintf("YAML tag %s cannot be applied to a mapping", y.Tag)}
+		}
+		if err := c.mapping(n, y); err != nil {
+			return nil, err
+		}
+	default:
+		return nil, &Error{Line: y.Line, Msg: "unexpected YAML node"}
+	}
+	return n, nil
+}
+
+func (c *converter) scalar(n *Node, y *yaml.Node, tagged bool) error {
+	n.Str = y.Value
+	quoted := y.Style&(yaml.DoubleQuotedStyle|yaml.SingleQuotedStyle|yaml.LiteralStyle|yaml.FoldedStyle) != 0
+	n.Quoted = quoted
+	switch {
+	case tagged && y.Tag == "!!str":
+		n.Kind = String
+		return nil
+	case tagged:
+		// Psych resolves the text of !!int, !!bool and !!null scalars like
+		// a plain scalar (quoted or not) and only insists on !!float.
+		if err := c.resolveInto(n, y.Value, y.Line); err != nil {
+			return err
+		}
+		if y.Tag == "!!float" {
+			return toFloat(n)
+		}
+		return nil
+	case quoted:
+		n.Kind = String
+		return nil
+	}
+	return c.resolveInto(n, y.Value, y.Line)
+}
+
+func (c *converter) resolveInto(n *Node, s string, line int) error {
+	r, msg := resolvePlain(s, c.allowDates)
+	if msg != "" {
+		return &Error{Line: line, Msg: msg}
+	}
+	n.Kind = r.kind
+	n.Bool = r.b
+	n.Int = r.i
+	n.Float = r.f
+	n.Date = r.d
+	n.bigInt = r.big
+	if r.kind == String {
+		n.Str = s
+	}
+	return nil
+}
+
+// toFloat applies !!float the way Psych does: Float(tokenized value).
+func toFloat(n *Node) error {
+	switch n.Kind {
+	case Float:
+		n.bigInt = ""
+		return nil
+	case Int:
+		n.Kind, n.Float = Float, float64(n.Int)
+		return nil
+	case String:
+		if f, err := strconv.ParseFloat(strings.TrimSpace(n.Str), 64); err == nil {
+			n.Kind, n.Float = Float, f
+			return nil
+		}
+	}
+	return &Error{Line: n.Line, Msg: fmt.Sprintf("invalid value for !!float: %q", n.Str)}
+}
+
+// smallMap is the size up to which maps are searched linearly; a hash index
+// costs more than it saves on the 2-10 key maps that make up most files.
+const smallMap = 8
+
+func (c *converter) mapping(n *Node, y *yaml.Node) error {
+	n.Kind = Map
+	pairs := len(y.Content) / 2
+	n.Keys = make([]*Node, 0, pairs)
+	n.Values = make([]*Node, 0, pairs)
+	for i := 0; i+1 < len(y.Content); i += 2 {
+		yk, yv := y.Content[i], y.Content[i+1]
+		k, err := c.convert(yk)
+		if err != nil {
+			return err
+		}
+		if k.Kind == String && k.Str == "<<" && !(yk.Style&yaml.TaggedStyle != 0) {
+			// Psych merges a mapping or sequence given under `<<` into the
+			// enclosing hash (any other value is an ordinary "<<" key).
+			switch yv.Kind {
+			case yaml.MappingNode, yaml.SequenceNode, yaml.AliasNode:
+				return &Error{Line: yk.Line, Msg: "merge keys (<<) are not supported"}
+			}
+		}
+		v, err := c.convert(yv)
+		if err != nil {
+			return err
+		}
+		id := k.id()
+		if at := n.find(id); at >= 0 {
+			n.Values[at] = v
+			c.warnings = append(c.warnings, Warning{
+				Line: k.Line,
+				Msg:  fmt.Sprintf("duplicate key %s (first at line %d; last one wins)", k.Inspect(), n.Keys[at].Line),
+			})
+			continue
+		}
+		n.Keys = append(n.Keys, k)
+		n.Values = append(n.Values, v)
+		if n.index != nil {
+			n.index[id] = len(n.Keys) - 1
+			n.indexLen = len(n.Keys)
+		} else if len(n.Keys) > smallMap {
+			n.buildIndex()
+		}
+	}
+	return nil
+}
+
+// keyID identifies a key the way Ruby's Hash does (eql?): 1, 1.0 and "1"
+// are three different keys.
+type keyID struct {
+	kind Kind
+	s    string
+	n    uint64
+}
+
+func (n *Node) id() keyID {
+	switch n.Kind {
+	case String:
+		return keyID{kind: String, s: n.Str}
+	case Int:
+		return keyID{kind: Int, n: uint64(n.Int)}
+	case Float:
+		if n.bigInt != "" {
+			return keyID{kind: Int, s: n.bigInt}
+		}
+		return keyID{kind: Float, n: floatBits(n.Float)}
+	case Bool:
+		if n.Bool {
+			return keyID{kind: Bool, n: 1}
+		}
+		return keyID{kind: Bool}
+	case Date:
+		return keyID{kind: Date, n: uint64(n.Date.Year)<<16 | uint64(n.Date.Month)<<8 | uint64(n.Date.Day)}
+	case Null:
+		return keyID{kind: Null}
+	default:
+		return keyID{kind: n.Kind, s: n.Inspect()}
+	}
+}
+
+func (n *Node) buildIndex() {
+	n.index = make(map[keyID]int, len(n.Keys)*2)
+	for i, k := range n.Keys {
+		n.index[k.id()] = i
+	}
+	n.indexLen = len(n.Keys)
+}
+
+// find returns the position of the key with identity id, or -1.
+func (n *Node) find(id keyID) int {
+	if n.index != nil && n.indexLen == len(n.Keys) {
+		if i, ok := n.index[id]; ok && i < len(n.Keys) && n.Keys[i].id() == id {
+			return i
+		}
+		return -1
+	}
+	if id.kind == String {
+		for i, k := range n.Keys {
+			if k.Kind == String && k.Str == id.s {
+				return i
+			}
+		}
+		return -1
+	}
+	for i, k := range n.Keys {
+		if k.id() == id {
+			return i
+		}
+	}
+	return -1
+}
+
+// Get returns the value stored under the string key, or nil when the key is
+// absent, n is not a map, or n is nil. Non-string keys (such as an Int key
+// `12345:`) never match, as in Ruby where hash["12345"] misses hash[12345].
+//
+// Maps with more than a few keys carry an index built by Parse, so Get is
+// O(1) on large files such as people lists. The index notices appended or
+// removed entries; a caller that rewrites Keys in place must not rely on Get.
+func (n *Node) Get(key string) *Node {
+	if n == nil || n.Kind != Map {
+		return nil
+	}
+	if i := n.find(keyID{kind: String, s: key}); i >= 0 && i < len(n.Values) {
+		return n.Values[i]
+	}
+	return nil
+}
+
+// IsString reports whether n is a String node (false for nil).
+func (n *Node) IsString() bool { return n != nil && n.Kind == String }
