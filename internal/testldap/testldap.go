@@ -1,0 +1,578 @@
+// Package testldap starts a real, throwaway OpenLDAP server (slapd) for
+// integration tests.
+//
+// A real slapd, rather than an in-process fake, is used so that tests
+// exercise the exact protocol behaviour the entitlements tool meets in
+// production: schema checking, paged results, size limits, TLS and
+// StartTLS, and a server that disappears mid-run.
+//
+// Each server lives in its own temp dir (config, MDB database, certs, log),
+// listens only on 127.0.0.1 on free ports, runs in the foreground as a child
+// of the test binary, and is stopped by t.Cleanup (and, on Linux, killed by
+// the kernel if the test binary dies first).
+//
+// Notes from Debian's slapd 2.5 (GnuTLS build): it loads an ECDSA P-256 key
+// written as PKCS#8 ("BEGIN PRIVATE KEY"), so no RSA fallback is needed. It
+// runs fine as root without -u/-g (it only drops privileges when asked) and
+// as an ordinary user, since the ports are unprivileged and all files are in
+// the test's temp dir.
+package testldap
+
+import (
+	"bytes"
+	"context"
+	"crypto/tls"
+	"crypto/x509"
+	"errors"
+	"fmt"
+	"net"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/go-ldap/ldap/v3"
+)
+
+const (
+	defaultSuffix = "dc=example,dc=net"
+	// readyTimeout bounds how long Start/Restart wait for slapd to accept
+	// a bind; it normally takes well under a second.
+	readyTimeout = 10 * time.Second
+	// stopTimeout bounds the graceful shutdown before escalating to SIGKILL.
+	stopTimeout = 10 * time.Second
+	// opTimeout bounds each LDAP request made by the helpers so a wedged
+	// server fails the test instead of hanging it.
+	opTimeout = 30 * time.Second
+	// pingTimeout bounds one readiness probe: while slapd is starting, a
+	// probe must not block long, or an early exit would go unnoticed.
+	pingTimeout = 2 * time.Second
+	// startAttempts: a port picked by listening on :0 and closing can be
+	// taken by someone else before slapd binds it; pick fresh ports and retry.
+	startAttempts = 4
+)
+
+// Options configures Start. The zero value is a plain-LDAP server for
+// dc=example,dc=net.
+type Options struct {
+	// Suffix is the naming context; default "dc=example,dc=net". Its first
+	// RDN must be dc=, o= or ou= so that the suffix entry can be created.
+	Suffix string
+	// TLS also listens on ldaps:// with a freshly generated CA and server
+	// certificate for 127.0.0.1/localhost, and enables StartTLS on the plain
+	// port.
+	TLS bool
+	// LDIF holds extra entries (content records, RFC 2849) added after the
+	// base tree: the suffix entry, ou=People and ou=Groups always exist.
+	LDIF string
+	// ExtraSchema is additional schema in slapd.conf syntax (attributetype,
+	// objectclass, objectidentifier lines), loaded after core, cosine, nis,
+	// inetorgperson and the built-in entitlements schema (the multi-valued
+	// DN attribute shellentitlements and the AUXILIARY objectclass
+	// entitlementsPerson that MAYs it).
+	ExtraSchema string
+}
+
+// Server is a running (or stopped) slapd. The exported fields are fixed for
+// the server's lifetime, including across Restart.
+type Server struct {
+	URL      string // ldap://127.0.0.1:PORT
+	TLSURL   string // ldaps://127.0.0.1:PORT2 when Options.TLS, else ""
+	CAFile   string // PEM of the CA that signed the server cert (when TLS)
+	BindDN   string // rootdn, e.g. cn=admin,dc=example,dc=net
+	Password string // rootpw (plain text)
+	Suffix   string
+	Dir      string // temp dir with slapd.conf, db/, certs and slapd.log
+
+	slapd    string
+	confPath string
+	logPath  string
+	caPool   *x509.CertPool
+
+	mu    sync.Mutex
+	cmd   *exec.Cmd
+	done  chan struct{} // closed when cmd has exited
+	exit  error         // cmd.Wait result, valid after done is closed
+	runs  int
+	logAt int64 // offset in slapd.log where the current run's output starts
+	// logShown records that a failure message already carried the log
+	// tail, so the cleanup does not print it twice.
+	logShown bool
+}
+
+// Start starts slapd for the test and registers t.Cleanup to stop it.
+//
+// Without slapd it calls t.Skip, unless the environment has CI=true: CI
+// installs slapd precisely so these tests run, and a silent skip there would
+// hide a broken install step.
+func Start(t testing.TB, opt Options) *Server {
+	t.Helper()
+	slapd, err := findSlapd()
+	if err == nil {
+		_, err = findSchemaDir()
+	}
+	if err != nil {
+		if os.Getenv("CI") == "true" {
+			t.Fatalf("testldap: %v; CI=true so this is fatal", err)
+		}
+		t.Skipf("testldap: %v; skipping LDAP integration test", err)
+	}
+	schemaDir, _ := findSchemaDir()
+
+	suffix := opt.Suffix
+	if suffix == "" {
+		suffix = defaultSuffix
+	}
+	suffixEntry, err := suffixLDIF(suffix)
+	if err != nil {
+		t.Fatalf("testldap: %v", err)
+	}
+
+	// TempDir is registered before our cleanup, so cleanups (LIFO) stop
+	// slapd before its directory is removed.
+	dir := t.TempDir()
+	s := &Server{
+		BindDN:   "cn=admin," + suffix,
+		Password: "secret",
+		Suffix:   suffix,
+		Dir:      dir,
+		slapd:    slapd,
+		confPath: filepath.Join(dir, "slapd.conf"),
+		logPath:  filepath.Join(dir, "slapd.log"),
+	}
+	t.Cleanup(func() {
+		s.mu.Lock()
+		shown := s.logShown
+		s.mu.Unlock()
+		if t.Failed() && !shown {
+			t.Logf("testldap: slapd log tail (%s):\n%s", s.logPath, s.logTail(0, 60))
+		}
+		s.Stop()
+	})
+
+	if err := os.MkdirAll(filepath.Join(dir, "db"), 0o700); err != nil {
+		t.Fatalf("testldap: %v", err)
+	}
+	if err := os.WriteFile(filepath.Join(dir, "entitlements.schema"), []byte(entitlementsSchema), 0o644); err != nil {
+		t.Fatalf("testldap: %v", err)
+	}
+	if opt.ExtraSchema != "" {
+		if err := os.WriteFile(filepath.Join(dir, "extra.schema"), []byte(opt.ExtraSchema+"\n"), 0o644); err != nil {
+			t.Fatalf("testldap: %v", err)
+		}
+	}
+	params := confParams{
+		dir: dir, schemaDir: schemaDir, moduleDir: findModuleDir(),
+		suffix: suffix, rootDN: s.BindDN, rootPW: s.Password,
+		extraSchema: opt.ExtraSchema != "",
+	}
+	if opt.TLS {
+		files, err := writeTLSFiles(dir)
+		if err != nil {
+			t.Fatalf("testldap: generating TLS certificates: %v", err)
+		}
+		params.tls = files
+		s.CAFile = files.caCert
+		s.caPool = x509.NewCertPool()
+		s.caPool.AppendCertsFromPEM(files.caPEM)
+	}
+	if err := os.WriteFile(s.confPath, []byte(slapdConf(params)), 0o600); err != nil {
+		t.Fatalf("testldap: %v", err)
+	}
+
+	var lastErr error
+	for attempt := 0; attempt < startAttempts; attempt++ {
+		ports, err := freePorts(1 + btoi(opt.TLS))
+		if err != nil {
+			t.Fatalf("testldap: picking free ports: %v", err)
+		}
+		s.URL = "ldap://127.0.0.1:" + strconv.Itoa(ports[0])
+		s.TLSURL = ""
+		if opt.TLS {
+			s.TLSURL = "ldaps://127.0.0.1:" + strconv.Itoa(ports[1])
+		}
+		lastErr = s.startAndWait()
+		if lastErr == nil {
+			break
+		}
+		if !s.lostPortRace() {
+			break
+		}
+	}
+	if lastErr != nil {
+		t.Fatalf("testldap: starting slapd: %v\nslapd log tail (%s):\n%s", lastErr, s.logPath, s.currentLogTail())
+	}
+
+	s.Add(t, suffixEntry+"\n"+
+		"dn: ou=People,"+suffix+"\nobjectClass: organizationalUnit\nou: People\n\n"+
+		"dn: ou=Groups,"+suffix+"\nobjectClass: organizationalUnit\nou: Groups\n")
+	if strings.TrimSpace(opt.LDIF) != "" {
+		s.Add(t, opt.LDIF)
+	}
+	return s
+}
+
+// Stop shuts slapd down gracefully (SIGTERM, so MDB is closed cleanly) and
+// waits for it, escalating to SIGKILL after a bound. It is a no-op if slapd
+// is not running.
+func (s *Server) Stop() {
+	cmd, done := s.running()
+	if cmd == nil {
+		return
+	}
+	_ = cmd.Process.Signal(syscall.SIGTERM)
+	select {
+	case <-done:
+	case <-time.After(stopTimeout):
+		_ = cmd.Process.Kill()
+		<-done
+	}
+}
+
+// Kill sends SIGKILL, simulating the server dying mid-run (no chance to
+// flush or close connections gracefully). It returns once the process is gone.
+func (s *Server) Kill() {
+	cmd, done := s.running()
+	if cmd == nil {
+		return
+	}
+	_ = cmd.Process.Kill()
+	<-done
+}
+
+// Restart starts slapd again on the same ports with the same database,
+// after Kill or Stop; a still-running server is stopped first. Clients can
+// therefore keep their URLs and test reconnect logic.
+func (s *Server) Restart(t testing.TB) {
+	t.Helper()
+	s.Stop()
+	// The ports were ours a moment ago; slapd sets SO_REUSEADDR, so
+	// TIME_WAIT connections do not block it. Only a stranger grabbing the
+	// port in between does, and then retrying briefly is all we can do.
+	deadline := time.Now().Add(readyTimeout)
+	for {
+		err := s.startAndWait()
+		if err == nil {
+			return
+		}
+		if !s.lostPortRace() || time.Now().After(deadline) {
+			t.Fatalf("testldap: restarting slapd: %v\nslapd log tail (%s):\n%s", err, s.logPath, s.currentLogTail())
+		}
+		time.Sleep(200 * time.Millisecond)
+	}
+}
+
+// Dial returns a connection to the plain port bound as the rootdn, closed by
+// t.Cleanup.
+func (s *Server) Dial(t testing.TB) *ldap.Conn {
+	t.Helper()
+	c, err := s.dialBind(s.URL, true, opTimeout)
+	if err != nil {
+		t.Fatalf("testldap: %v", err)
+	}
+	t.Cleanup(func() { _ = c.Close() })
+	return c
+}
+
+// TLSConfig returns a client config that trusts only the server's throwaway
+// CA (nil without TLS). ServerName is set to 127.0.0.1 so it also works for
+// StartTLS, where the client library cannot infer it; the certificate is
+// valid for localhost as well.
+func (s *Server) TLSConfig() *tls.Config {
+	if s.caPool == nil {
+		return nil
+	}
+	return &tls.Config{RootCAs: s.caPool, ServerName: "127.0.0.1", MinVersion: tls.VersionTLS12}
+}
+
+// Add adds the entries of an LDIF text (content records; see parseLDIF for
+// the supported subset) as the rootdn, in order, failing the test on the
+// first error.
+func (s *Server) Add(t testing.TB, ldif string) {
+	t.Helper()
+	reqs, err := parseLDIF(ldif)
+	if err != nil {
+		t.Fatalf("testldap: %v", err)
+	}
+	if len(reqs) == 0 {
+		return
+	}
+	c, err := s.dialBind(s.URL, true, opTimeout)
+	if err != nil {
+		t.Fatalf("testldap: %v", err)
+	}
+	defer c.Close()
+	for _, r := range reqs {
+		if err := c.Add(r); err != nil {
+			t.Fatalf("testldap: add %s: %v", r.DN, err)
+		}
+	}
+}
+
+// Search returns the entries under base (subtree) matching filter, as the
+// rootdn. It uses the paged-results control so it works whatever the size
+// limits are. With no attrs, all user attributes are returned.
+func (s *Server) Search(t testing.TB, base, filter string, attrs ...string) []*ldap.Entry {
+	t.Helper()
+	c, err := s.dialBind(s.URL, true, opTimeout)
+	if err != nil {
+		t.Fatalf("testldap: %v", err)
+	}
+	defer c.Close()
+	req := ldap.NewSearchRequest(base, ldap.ScopeWholeSubtree, ldap.NeverDerefAliases, 0, 0, false, filter, attrs, nil)
+	res, err := c.SearchWithPaging(req, 500)
+	if err != nil {
+		t.Fatalf("testldap: search base=%q filter=%q: %v", base, filter, err)
+	}
+	return res.Entries
+}
+
+// Entry reads one entry (base-object search, all user attributes), or
+// returns nil if it does not exist.
+func (s *Server) Entry(t testing.TB, dn string) *ldap.Entry {
+	t.Helper()
+	c, err := s.dialBind(s.URL, true, opTimeout)
+	if err != nil {
+		t.Fatalf("testldap: %v", err)
+	}
+	defer c.Close()
+	req := ldap.NewSearchRequest(dn, ldap.ScopeBaseObject, ldap.NeverDerefAliases, 0, 0, false, "(objectClass=*)", nil, nil)
+	res, err := c.Search(req)
+	if ldap.IsErrorWithCode(err, ldap.LDAPResultNoSuchObject) {
+		return nil
+	}
+	if err != nil {
+		t.Fatalf("testldap: read %s: %v", dn, err)
+	}
+	if len(res.Entries) == 0 {
+		return nil
+	}
+	return res.Entries[0]
+}
+
+// dialBind connects to url (ldap:// or ldaps://) and, if bind,
+// authenticates as the rootdn; timeout bounds the dial and each request.
+func (s *Server) dialBind(url string, bind bool, timeout time.Duration) (*ldap.Conn, error) {
+	opts := []ldap.DialOpt{ldap.DialWithDialer(&net.Dialer{Timeout: min(timeout, 5*time.Second)})}
+	if strings.HasPrefix(url, "ldaps:") {
+		opts = append(opts, ldap.DialWithTLSConfig(s.TLSConfig()))
+	}
+	c, err := ldap.DialURL(url, opts...)
+	if err != nil {
+		return nil, err
+	}
+	c.SetTimeout(timeout)
+	if bind {
+		if err := c.Bind(s.BindDN, s.Password); err != nil {
+			c.Close()
+			return nil, fmt.Errorf("bind %s at %s: %w", s.BindDN, url, err)
+		}
+	}
+	return c, nil
+}
+
+// running returns the live process, if any.
+func (s *Server) running() (*exec.Cmd, chan struct{}) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.cmd == nil {
+		return nil, nil
+	}
+	select {
+	case <-s.done:
+		return nil, nil
+	default:
+		return s.cmd, s.done
+	}
+}
+
+// startAndWait launches slapd on s.URL/s.TLSURL and waits until the rootdn
+// can bind (and, with TLS, an ldaps handshake verifies against the CA).
+func (s *Server) startAndWait() error {
+	if cmd, _ := s.running(); cmd != nil {
+		return errors.New("slapd is already running")
+	}
+	logf, err := os.OpenFile(s.logPath, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)
+	if err != nil {
+		return err
+	}
+	defer logf.Close() // the child keeps its own descriptor
+	st, err := logf.Stat()
+	if err != nil {
+		return err
+	}
+	urls := s.URL + "/"
+	if s.TLSURL != "" {
+		urls += " " + s.TLSURL + "/"
+	}
+
+	s.mu.Lock()
+	s.runs++
+	s.logAt = st.Size()
+	fmt.Fprintf(logf, "=== testldap run %d: -h %q at %s ===\n", s.runs, urls, time.Now().Format(time.RFC3339Nano))
+	// -d keeps slapd in the foreground (a child we can signal and wait
+	// for) and logs to stderr; 256 is "stats": one line per connection
+	// and operation, enough to debug a failing test without flooding.
+	cmd := exec.Command(s.slapd, "-f", s.confPath, "-h", urls, "-d", "256")
+	cmd.Dir = s.Dir
+	cmd.Stdout = logf
+	cmd.Stderr = logf
+	cmd.SysProcAttr = sysProcAttr()
+	if err := cmd.Start(); err != nil {
+		s.mu.Unlock()
+		return fmt.Errorf("exec %s: %w", s.slapd, err)
+	}
+	done := make(chan struct{})
+	s.cmd, s.done = cmd, done
+	s.mu.Unlock()
+	go func() {
+		err := cmd.Wait()
+		s.mu.Lock()
+		s.exit = err
+		s.mu.Unlock()
+		close(done)
+	}()
+
+	deadline := time.Now().Add(readyTimeout)
+	var lastErr error
+	for {
+		select {
+		case <-done:
+			s.mu.Lock()
+			err := s.exit
+			s.mu.Unlock()
+			if s.lostPortRace() {
+				return fmt.Errorf("slapd exited during startup (%v): port in use", err)
+			}
+			return fmt.Errorf("slapd exited during startup (%v)%s", err, s.configCheck())
+		default:
+		}
+		lastErr = s.ping()
+		if lastErr == nil {
+			return nil
+		}
+		if time.Now().After(deadline) {
+			_ = cmd.Process.Kill()
+			<-done
+			return fmt.Errorf("slapd not ready after %s: %w", readyTimeout, lastErr)
+		}
+		time.Sleep(25 * time.Millisecond)
+	}
+}
+
+// configCheck runs slapd's config test mode (slaptest), because slapd at
+// the "stats" log level exits on a bad config (e.g. a typo in ExtraSchema)
+// without saying why, while "config" level would log every schema line.
+func (s *Server) configCheck() string {
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	out, err := exec.CommandContext(ctx, s.slapd, "-Tt", "-u", "-f", s.confPath).CombinedOutput()
+	if err == nil {
+		return ""
+	}
+	return "; config test (slapd -Tt -u -f " + s.confPath + "): " + strings.TrimSpace(string(out))
+}
+
+func (s *Server) ping() error {
+	c, err := s.dialBind(s.URL, true, pingTimeout)
+	if err != nil {
+		return err
+	}
+	c.Close()
+	if s.TLSURL != "" {
+		c, err := s.dialBind(s.TLSURL, false, pingTimeout)
+		if err != nil {
+			return fmt.Errorf("ldaps: %w", err)
+		}
+		c.Close()
+	}
+	return nil
+}
+
+// lostPortRace reports whether the last run failed because a port was taken.
+func (s *Server) lostPortRace() bool {
+	s.mu.Lock()
+	at := s.logAt
+	s.mu.Unlock()
+	tail := s.logTail(at, 40)
+	return strings.Contains(tail, "Address already in use") || strings.Contains(tail, "errno=98")
+}
+
+// currentLogTail returns the end of the current run's log for a failure
+// message.
+func (s *Server) currentLogTail() string {
+	s.mu.Lock()
+	at := s.logAt
+	s.logShown = true
+	s.mu.Unlock()
+	return s.logTail(at, 40)
+}
+
+// logTail returns the last n lines of slapd.log from offset on.
+func (s *Server) logTail(offset int64, n int) string {
+	data, err := os.ReadFile(s.logPath)
+	if err != nil {
+		return fmt.Sprintf("(cannot read log: %v)", err)
+	}
+	if offset > 0 && offset <= int64(len(data)) {
+		data = data[offset:]
+	}
+	lines := bytes.Split(bytes.TrimRight(data, "\n"), []byte("\n"))
+	if len(lines) > n {
+		lines = lines[len(lines)-n:]
+	}
+	return string(bytes.Join(lines, []byte("\n")))
+}
+
+// freePorts reserves n distinct loopback ports by listening on :0, then
+// releases them for slapd. All listeners are held until every port is
+// known so the kernel cannot hand out the same port twice.
+func freePorts(n int) ([]int, error) {
+	var ls []net.Listener
+	defer func() {
+		for _, l := range ls {
+			l.Close()
+		}
+	}()
+	ports := make([]int, 0, n)
+	for range n {
+		l, err := net.Listen("tcp", "127.0.0.1:0")
+		if err != nil {
+			return nil, err
+		}
+		ls = append(ls, l)
+		ports = append(ports, l.Addr().(*net.TCPAddr).Port)
+	}
+	return ports, nil
+}
+
+// suffixLDIF builds the suffix entry; its structural class depends on the
+// naming attribute of the first RDN.
+func suffixLDIF(suffix string) (string, error) {
+	dn, err := ldap.ParseDN(suffix)
+	if err != nil || len(dn.RDNs) == 0 || len(dn.RDNs[0].Attributes) != 1 {
+		return "", fmt.Errorf("invalid suffix %q: %v", suffix, err)
+	}
+	a := dn.RDNs[0].Attributes[0]
+	switch strings.ToLower(a.Type) {
+	case "dc":
+		return fmt.Sprintf("dn: %s\nobjectClass: dcObject\nobjectClass: organization\ndc: %s\no: %s\n", suffix, a.Value, a.Value), nil
+	case "o":
+		return fmt.Sprintf("dn: %s\nobjectClass: organization\no: %s\n", suffix, a.Value), nil
+	case "ou":
+		return fmt.Sprintf("dn: %s\nobjectClass: organizationalUnit\nou: %s\n", suffix, a.Value), nil
+	}
+	return "", fmt.Errorf("suffix %q: first RDN must be dc=, o= or ou=", suffix)
+}
+
+func btoi(b bool) int {
+	if b {
+		return 1
+	}
+	return 0
+}
