@@ -26,7 +26,7 @@ type TypeSpec struct {
 var commonKeys = []string{"dir", "allowed_methods", "allowed_types"}
 
 var ldapConn = []string{"ldap_uri", "ldap_binddn", "ldap_bindpw", "person_dn_format"}
-var ldapOpt = []string{"ldap_ca_file", "disable_ssl_verification", "ldap_disable_ssl_verification"}
+var ldapOpt = []string{"ldap_ca_file", "disable_ssl_verification", "ldap_disable_ssl_verification", "ldap_starttls"}
 
 // DefaultTypes is the built-in backend table. It is returned fresh on every call so that no
 // caller can mutate shared state.

@@ -79,9 +79,15 @@ type pool struct {
 	tls      *tls.Config
 	counters *Counters
 
-	mu    sync.Mutex
-	conns []*goldap.Conn
-	next  int
+	slots []slot
+	next  atomic.Uint64
+}
+
+// slot holds one connection. Its mutex serialises (re)dialling, so concurrent users of an
+// empty slot wait for one dial instead of each opening a connection.
+type slot struct {
+	mu   sync.Mutex
+	conn *goldap.Conn
 }
 
 func newPool(cfg ConnConfig, counters *Counters) (*pool, error) {
@@ -106,33 +112,23 @@ func newPool(cfg ConnConfig, counters *Counters) (*pool, error) {
 		}
 		tc.RootCAs = roots
 	}
-	return &pool{cfg: cfg, tls: tc, counters: counters, conns: make([]*goldap.Conn, cfg.PoolSize)}, nil
+	return &pool{cfg: cfg, tls: tc, counters: counters, slots: make([]slot, cfg.PoolSize)}, nil
 }
 
 // get returns a live bound connection, dialling one if its slot is empty or broken.
 func (p *pool) get(ctx context.Context) (*goldap.Conn, error) {
-	p.mu.Lock()
-	i := p.next
-	p.next = (p.next + 1) % len(p.conns)
-	c := p.conns[i]
-	p.mu.Unlock()
-	if c != nil && !c.IsClosing() {
-		return c, nil
+	s := &p.slots[(p.next.Add(1)-1)%uint64(len(p.slots))]
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.conn != nil && !s.conn.IsClosing() {
+		return s.conn, nil
 	}
-	nc, err := p.dial(ctx)
+	c, err := p.dial(ctx)
 	if err != nil {
 		return nil, err
 	}
-	p.mu.Lock()
-	if old := p.conns[i]; old != nil && old != c && !old.IsClosing() {
-		// Another goroutine refilled the slot first: keep theirs.
-		p.mu.Unlock()
-		nc.Close()
-		return old, nil
-	}
-	p.conns[i] = nc
-	p.mu.Unlock()
-	return nc, nil
+	s.conn = c
+	return c, nil
 }
 
 func (p *pool) dial(ctx context.Context) (*goldap.Conn, error) {
@@ -167,13 +163,14 @@ func (p *pool) dial(ctx context.Context) (*goldap.Conn, error) {
 }
 
 func (p *pool) close() {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	for i, c := range p.conns {
-		if c != nil {
-			c.Close()
-			p.conns[i] = nil
+	for i := range p.slots {
+		s := &p.slots[i]
+		s.mu.Lock()
+		if s.conn != nil {
+			s.conn.Close()
+			s.conn = nil
 		}
+		s.mu.Unlock()
 	}
 }
 
