@@ -8,15 +8,15 @@ import (
 
 // Guard refuses plans that remove a lot of access at once: the most common way a tool like
 // this hurts people is a bad input (an empty people source, a broken filter) turned into a
-// mass removal. The zero value is off; DefaultGuard is what the CLI uses.
+// mass removal. DefaultGuard is what the CLI uses; deploy.Options.Force switches it off.
 type Guard struct {
-	// MaxRemovalShare is the largest share (0..1) of a target's current memberships that one
-	// plan may remove.
+	// MaxRemovalShare is the largest share of a target's current memberships that one plan
+	// may remove (0.25 = 25%). A negative value or one of 1 or more means no limit.
 	MaxRemovalShare float64
 	// MinRemovals: plans removing fewer memberships than this are never refused by share, so
 	// that small targets can still change.
 	MinRemovals int
-	// MaxDeletedGroups is the most groups one plan may delete in a target (-1: no limit).
+	// MaxDeletedGroups is the most groups one plan may delete in a target (negative: no limit).
 	MaxDeletedGroups int
 }
 
@@ -46,9 +46,6 @@ func (e *GuardError) Error() string {
 
 // Check inspects the changes of one target against its current state.
 func (g Guard) Check(ou string, current *State, changes []*Change) error {
-	if g.MaxRemovalShare <= 0 && g.MaxDeletedGroups <= 0 {
-		return nil
-	}
 	total := 0
 	for _, cg := range current.Groups {
 		total += len(cg.Members)
@@ -76,8 +73,9 @@ func (g Guard) Check(ou string, current *State, changes []*Change) error {
 	if total > 0 {
 		share = float64(removed) / float64(total)
 	}
-	tooMany := g.MaxDeletedGroups > 0 && deleted > g.MaxDeletedGroups
-	tooMuch := g.MaxRemovalShare > 0 && removed >= g.MinRemovals && share > g.MaxRemovalShare
+	tooMany := g.MaxDeletedGroups >= 0 && deleted > g.MaxDeletedGroups
+	tooMuch := g.MaxRemovalShare >= 0 && g.MaxRemovalShare < 1 && removed > 0 && removed >= g.MinRemovals &&
+		share > g.MaxRemovalShare
 	if !tooMany && !tooMuch {
 		return nil
 	}
@@ -89,10 +87,6 @@ func (g Guard) Check(ou string, current *State, changes []*Change) error {
 		}
 		worst = append(worst, fmt.Sprintf("%s -%d", l.dn, l.n))
 	}
-	maxDel := g.MaxDeletedGroups
-	if maxDel <= 0 {
-		maxDel = -1
-	}
-	return &GuardError{OU: ou, Removed: removed, Total: total, Deleted: deleted, MaxDeleted: maxDel,
+	return &GuardError{OU: ou, Removed: removed, Total: total, Deleted: deleted, MaxDeleted: g.MaxDeletedGroups,
 		Share: share, MaxShare: g.MaxRemovalShare, Worst: worst}
 }

@@ -1,0 +1,108 @@
+package providers
+
+import (
+	"errors"
+	"reflect"
+	"testing"
+)
+
+func state(gs ...*Group) *State {
+	st := &State{Groups: map[string]*Group{}}
+	for _, g := range gs {
+		st.Groups[Key(g.DN)] = g
+	}
+	return st
+}
+
+func TestDiff(t *testing.T) {
+	type want struct {
+		kind   ChangeKind
+		dn     string
+		add    []string
+		remove []string
+		desc   bool
+		attrs  []string
+	}
+	for _, tc := range []struct {
+		name    string
+		desired []*Group
+		current *State
+		opt     DiffOptions
+		want    []want
+	}{
+		{name: "create", desired: []*Group{{DN: "cn=a,ou=x", Members: []string{"bob", "Al"}}}, current: state(),
+			want: []want{{kind: CreateGroup, dn: "cn=a,ou=x", add: []string{"Al", "bob"}}}},
+		{name: "no change, DN and member case differ", desired: []*Group{{DN: "cn=a,ou=X", Members: []string{"Bob"}, Description: "d"}},
+			current: state(&Group{DN: "CN=a, ou=x", Members: []string{"bob"}, Description: "d"})},
+		{name: "members added and removed", desired: []*Group{{DN: "cn=a", Members: []string{"bob", "carol"}}},
+			current: state(&Group{DN: "cn=a", Members: []string{"alice", "bob"}}),
+			want:    []want{{kind: UpdateGroup, dn: "cn=a", add: []string{"carol"}, remove: []string{"alice"}}}},
+		{name: "description only", desired: []*Group{{DN: "cn=a", Description: "new"}},
+			current: state(&Group{DN: "cn=a", Description: "old"}),
+			want:    []want{{kind: UpdateGroup, dn: "cn=a", desc: true}}},
+		{name: "description ignored", desired: []*Group{{DN: "cn=a", Description: "new"}},
+			current: state(&Group{DN: "cn=a", Description: "old"}), opt: DiffOptions{IgnoreDescription: true}},
+		{name: "attrs compared as case-insensitive sets", desired: []*Group{{DN: "cn=a", Attrs: map[string][]string{"objectclass": {"groupOfNames"}, "gidnumber": {"1"}}}},
+			current: state(&Group{DN: "cn=a", Attrs: map[string][]string{"objectclass": {"GROUPOFNAMES"}, "gidnumber": {"2"}}}),
+			want:    []want{{kind: UpdateGroup, dn: "cn=a", attrs: []string{"gidnumber"}}}},
+		{name: "deletes only when allowed", desired: nil, current: state(&Group{DN: "cn=old", Members: []string{"x"}})},
+		{name: "delete", desired: nil, current: state(&Group{DN: "cn=old", Members: []string{"x"}}), opt: DiffOptions{DeleteGroups: true},
+			want: []want{{kind: DeleteGroup, dn: "cn=old", remove: []string{"x"}}}},
+		{name: "order: container, creates, updates, deletes", opt: DiffOptions{DeleteGroups: true},
+			desired: []*Group{{DN: "cn=b", Members: []string{"x"}}, {DN: "cn=a"}},
+			current: &State{ContainerMissing: true, Groups: map[string]*Group{"cn=b": {DN: "cn=b"}, "cn=c": {DN: "cn=c"}}},
+			want: []want{{kind: CreateContainer}, {kind: CreateGroup, dn: "cn=a"}, {kind: UpdateGroup, dn: "cn=b", add: []string{"x"}},
+				{kind: DeleteGroup, dn: "cn=c"}}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			got := Diff("ou", tc.desired, tc.current, tc.opt)
+			if len(got) != len(tc.want) {
+				t.Fatalf("got %d changes %v, want %d", len(got), got, len(tc.want))
+			}
+			for i, w := range tc.want {
+				c := got[i]
+				if c.Kind != w.kind || c.DN != w.dn || !reflect.DeepEqual(c.Add, w.add) || !reflect.DeepEqual(c.Remove, w.remove) ||
+					c.DescriptionChanged != w.desc || !reflect.DeepEqual(c.AttrsChanged, w.attrs) {
+					t.Errorf("change %d = %+v, want %+v", i, c, w)
+				}
+			}
+		})
+	}
+}
+
+func TestGuard(t *testing.T) {
+	members := func(n int) []string {
+		out := make([]string, n)
+		for i := range out {
+			out[i] = string(rune('a'+i%26)) + string(rune('a'+i/26))
+		}
+		return out
+	}
+	cur := state(&Group{DN: "cn=big", Members: members(40)}, &Group{DN: "cn=small", Members: members(4)})
+	upd := func(dn string, n int) *Change { return &Change{Kind: UpdateGroup, DN: dn, Remove: members(n)} }
+	del := func(dn string, n int) *Change { return &Change{Kind: DeleteGroup, DN: dn, Remove: members(n)} }
+	for _, tc := range []struct {
+		name    string
+		g       Guard
+		changes []*Change
+		refused bool
+	}{
+		{"few removals pass", DefaultGuard(), []*Change{upd("cn=small", 4)}, false},
+		{"share under the limit", DefaultGuard(), []*Change{upd("cn=big", 10)}, false},
+		{"share over the limit", DefaultGuard(), []*Change{upd("cn=big", 12)}, true},
+		{"deletions over the limit", Guard{MaxRemovalShare: -1, MaxDeletedGroups: 1}, []*Change{del("cn=a", 0), del("cn=b", 0)}, true},
+		{"no deletions allowed", Guard{MaxRemovalShare: -1, MaxDeletedGroups: 0}, []*Change{del("cn=a", 0)}, true},
+		{"no limits", Guard{MaxRemovalShare: -1, MaxDeletedGroups: -1}, []*Change{upd("cn=big", 40), del("cn=small", 4)}, false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			err := tc.g.Check("ou", cur, tc.changes)
+			var ge *GuardError
+			if got := errors.As(err, &ge); got != tc.refused {
+				t.Fatalf("refused = %v (%v), want %v", got, err, tc.refused)
+			}
+			if tc.refused && (len(ge.Worst) == 0 || ge.Error() == "") {
+				t.Errorf("refusal without worst groups: %v", ge)
+			}
+		})
+	}
+}
