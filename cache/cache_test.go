@@ -3,6 +3,9 @@ package cache
 import (
 	"context"
 	"errors"
+	"os"
+	"path/filepath"
+	"slices"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -122,5 +125,39 @@ func TestTTLCallerCancellation(t *testing.T) {
 	defer close(block)
 	if _, err := c.Get(ctx, "k", func(context.Context) (int, error) { <-block; return 1, nil }); !errors.Is(err, context.Canceled) {
 		t.Errorf("err = %v, want context.Canceled", err)
+	}
+}
+
+func TestPredictive(t *testing.T) {
+	dir := t.TempDir()
+	if err := WritePredictive(dir, "cn=team,ou=GitHub,dc=x", []string{"Bob", "alice"}, map[string]string{"parent": "eng"}); err != nil {
+		t.Fatal(err)
+	}
+	if err := WritePredictive(dir, "cn=empty,ou=GitHub,dc=x", nil, nil); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(dir, "cn=dns,ou=x"), []byte("# c\nuid=Carol,ou=People\n\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	p, err := LoadPredictive(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	e, ok := p.Lookup("CN=team, ou=github,dc=x")
+	if !ok || !slices.Equal(e.Members, []string{"alice", "bob"}) || e.Metadata["parent"] != "eng" {
+		t.Fatalf("entry %+v %v", e, ok)
+	}
+	if e, ok := p.Lookup("cn=empty,ou=GitHub,dc=x"); !ok || len(e.Members) != 0 {
+		t.Errorf("empty entry %+v %v", e, ok)
+	}
+	if e, _ := p.Lookup("cn=dns,ou=x"); !slices.Equal(e.Members, []string{"carol"}) {
+		t.Errorf("DN member not reduced: %v", e.Members)
+	}
+	p.Invalidate("cn=team,ou=github,dc=x")
+	if _, ok := p.Lookup("cn=team,ou=GitHub,dc=x"); ok {
+		t.Error("invalidated entry served")
+	}
+	if _, err := LoadPredictive(filepath.Join(dir, "nope")); err == nil {
+		t.Error("missing directory accepted")
 	}
 }
