@@ -201,6 +201,18 @@ func (r *Repo) Warnings() []validate.Warning { return r.warnings }
 
 func (r *Repo) loadPeople(ctx context.Context, c *validate.Collector) error {
 	src := r.cfg.People[r.cfg.PeopleDataSource]
+	// The manager map is as large as the people file: parse both at once.
+	type mmResult struct {
+		m   map[string]string
+		err error
+	}
+	mmDone := make(chan mmResult, 1)
+	if oc := r.cfg.Orgchart; oc != nil {
+		go func() {
+			m, err := people.LoadManagerMap(oc.ManagerMapFile)
+			mmDone <- mmResult{m, err}
+		}()
+	}
 	persons, err := r.readPeople(ctx, src, 0)
 	if err != nil {
 		var le *people.LineError
@@ -221,12 +233,12 @@ func (r *Repo) loadPeople(ctx context.Context, c *validate.Collector) error {
 	r.universe = roaring.New()
 	r.universe.AddRange(0, uint64(dir.Len()))
 	if oc := r.cfg.Orgchart; oc != nil {
-		mm, err := people.LoadManagerMap(oc.ManagerMapFile)
-		if err != nil {
-			c.AddError(&validate.Error{Path: r.cfg.Rel(oc.ManagerMapFile), Kind: validate.KindPeople, Msg: err.Error(), Err: err})
+		mm := <-mmDone
+		if mm.err != nil {
+			c.AddError(&validate.Error{Path: r.cfg.Rel(oc.ManagerMapFile), Kind: validate.KindPeople, Msg: mm.err.Error(), Err: mm.err})
 			return c.Err()
 		}
-		r.org = people.NewOrgchart(dir, mm)
+		r.org = people.NewOrgchart(dir, mm.m)
 	}
 	return nil
 }
