@@ -36,13 +36,11 @@ func (r *Repo) link(ctx context.Context, c *validate.Collector) {
 		}
 	}
 	// Files of dummy OUs that nothing referenced: the reference never opens them, so their
-	// problems are warnings and they are left out of the result.
-	hard := c.Len()
+	// problems are warnings and they are left out of the result. The filtered view of a
+	// referenced dummy group is never computed by the reference either (references use the
+	// Ref view), so problems found only there are warnings too.
 	for _, o := range soft {
-		if o.g.state == done {
-			if !o.g.bad {
-				lk.final(o.g)
-			}
+		if o.g.state == done && o.g.bad {
 			continue
 		}
 		var sc validate.Collector
@@ -57,13 +55,13 @@ func (r *Repo) link(ctx context.Context, c *validate.Collector) {
 			}
 		}
 	}
-	_ = hard
 	r.outputs = slices.DeleteFunc(r.outputs, func(o *output) bool { return o.g.bad })
 	r.addMirrors()
 }
 
 func (lk *linker) fail(g *group, line int, kind validate.Kind, format string, args ...any) {
-	path := ""
+	// Errors without a group come from filter definitions: they belong to the config file.
+	path := lk.r.cfg.Rel(lk.r.cfg.File)
 	if g != nil {
 		path = g.rel
 	}

@@ -89,6 +89,10 @@ func splitTxtLine(s string) (key, op, value string, ok bool) {
 	return key, op, value, true
 }
 
+// rubySpace is what Ruby's \s matches: ASCII whitespace only. Unicode spaces (NBSP, ...) are
+// part of values, as in the reference.
+const rubySpace = " \t\r\n\v\f"
+
 func isWord(c byte) bool {
 	return c == '_' || c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9'
 }
@@ -104,17 +108,17 @@ func skipBlanks(s string, i int) int {
 func (p *parser) parseValue(l *txtLine) bool {
 	v := l.value
 	if i := strings.IndexByte(v, '#'); i >= 0 {
-		v = strings.TrimRight(v[:i], " \t")
+		v = strings.TrimRight(v[:i], rubySpace)
 	}
 	parts := strings.Split(v, ";")
-	for len(parts) > 1 && strings.TrimSpace(parts[len(parts)-1]) == "" {
+	for len(parts) > 1 && strings.Trim(parts[len(parts)-1], rubySpace) == "" {
 		// Trailing ";" (even "; ;") is harmless: Ruby splits on /\s*;\s*/ and drops
 		// trailing empty fields.
 		parts = parts[:len(parts)-1]
 	}
-	l.value = strings.TrimSpace(parts[0])
+	l.value = strings.Trim(parts[0], rubySpace)
 	for _, part := range parts[1:] {
-		part = strings.TrimSpace(part)
+		part = strings.Trim(part, rubySpace)
 		word, val, ok := splitPredicate(part)
 		if !ok {
 			p.fail(l.line, validate.KindTextFile, "Rule Error: Unparseable semicolon predicate %q", part)
@@ -147,8 +151,8 @@ func splitPredicate(s string) (word, val string, ok bool) {
 	if j >= len(s) || s[j] != '=' {
 		return "", "", false
 	}
-	val = strings.TrimSpace(s[j+1:])
-	if val == "" || strings.ContainsAny(val, " \t") {
+	val = strings.Trim(s[j+1:], rubySpace)
+	if val == "" || strings.ContainsAny(val, rubySpace) {
 		return "", "", false
 	}
 	return s[:i], val, true
@@ -159,7 +163,7 @@ func (p *parser) parseTxt(data []byte) *definition {
 	def := &definition{}
 	var lines []*txtLine
 	for n, raw := range strings.Split(string(data), "\n") {
-		s := strings.TrimSpace(raw)
+		s := strings.Trim(raw, rubySpace+"\x00") // Ruby's String#strip
 		if s == "" || s[0] == '#' {
 			continue
 		}
@@ -336,16 +340,16 @@ func (p *parser) txtSingle(key string, ls []*txtLine) (*txtLine, bool) {
 	l := eq[0]
 	v := l.value
 	if i := strings.IndexByte(v, '#'); i >= 0 {
-		v = strings.TrimRight(v[:i], " \t")
+		v = strings.TrimRight(v[:i], rubySpace)
 	}
 	first, rest, hasPred := strings.Cut(v, ";")
-	if hasPred && strings.TrimSpace(rest) != "" {
-		word, _, _ := splitPredicate(strings.TrimSpace(rest))
+	if hasPred && strings.Trim(rest, rubySpace+";") != "" {
+		word, _, _ := splitPredicate(strings.Trim(rest, rubySpace))
 		p.fail(l.line, validate.KindMetadata, "the key %s cannot have additional setting(s) %q", key, word)
 		return nil, false
 	}
 	_ = prefix
-	return &txtLine{key: key, op: "=", value: strings.TrimSpace(first), line: l.line}, true
+	return &txtLine{key: key, op: "=", value: strings.Trim(first, rubySpace), line: l.line}, true
 }
 
 func (p *parser) txtFilter(def *definition, key string, ls []*txtLine) {

@@ -123,7 +123,7 @@ func (p *parser) yamlFilters(def *definition, f *yaml11.Node) {
 						ok = false
 						continue
 					}
-					if e := it.Get("expiration"); e != nil && e.Kind != yaml11.Null {
+					if e := it.Get("expiration"); e != nil && !blankDate(e) {
 						d, err := validate.ParseLineDate(e.Text())
 						if err != nil {
 							p.fail(e.Line, validate.KindExpirationDate, "Invalid expiration date %q (%v)", e.Text(), err)
@@ -195,6 +195,9 @@ func (p *parser) expireMap(n *yaml11.Node) (*yaml11.Node, bool) {
 			out.Keys = append(out.Keys, k)
 			out.Values = append(out.Values, n.Values[i])
 		}
+	}
+	if blankDate(e) {
+		return out, false // no value or a blank string is no expiration, as in the reference
 	}
 	// Per-rule dates are strict YYYY-MM-DD; plain YAML dates are accepted too (Q-08).
 	d, err := validate.ParseLineDate(e.Text())
@@ -285,4 +288,10 @@ func (p *parser) yamlRule(n *yaml11.Node) *rule {
 		return nil
 	}
 	return &rule{op: opMethod, method: canonicalMethod(key), value: v.Text(), line: n.Line, text: key + ": " + v.Text()}
+}
+
+// blankDate reports a per-rule or filter-item expiration that the reference treats as "no
+// expiration": null, or a string of blanks.
+func blankDate(e *yaml11.Node) bool {
+	return e.Kind == yaml11.Null || e.Kind == yaml11.String && strings.Trim(e.Str, rubySpace) == ""
 }

@@ -7,10 +7,17 @@ import (
 
 // Date is a civil date in UTC. Expirations are date-based: an item dated D is expired from
 // D 00:00 UTC on, so a date compares with "today" and never with a time of day.
-type Date struct{ t time.Time }
+type Date struct {
+	t time.Time
+	// set distinguishes a real date from the zero value: 0001-01-01 is the zero time.Time but
+	// a valid (long expired) date.
+	set bool
+}
 
 // NewDate builds a date, normalising out-of-range days the way time.Date does.
-func NewDate(y int, m time.Month, d int) Date { return Date{time.Date(y, m, d, 0, 0, 0, 0, time.UTC)} }
+func NewDate(y int, m time.Month, d int) Date {
+	return Date{t: time.Date(y, m, d, 0, 0, 0, 0, time.UTC), set: true}
+}
 
 // Today is the UTC date of t.
 func Today(t time.Time) Date {
@@ -19,16 +26,16 @@ func Today(t time.Time) Date {
 }
 
 // IsZero reports whether d is the zero date (no expiration).
-func (d Date) IsZero() bool { return d.t.IsZero() }
+func (d Date) IsZero() bool { return !d.set }
 
 // Reached reports whether the date has come on day today (expired from its first second on).
-func (d Date) Reached(today Date) bool { return !d.t.IsZero() && !today.t.Before(d.t) }
+func (d Date) Reached(today Date) bool { return d.set && !today.t.Before(d.t) }
 
 // Before reports whether d is strictly before o.
 func (d Date) Before(o Date) bool { return d.t.Before(o.t) }
 
 func (d Date) String() string {
-	if d.t.IsZero() {
+	if !d.set {
 		return ""
 	}
 	return d.t.Format(time.DateOnly)
@@ -105,7 +112,7 @@ func ParseFileDate(s string) (Date, error) {
 	if m < 1 || m > 12 || d < 1 || t.Day() != d {
 		return Date{}, fmt.Errorf("invalid date %q", s)
 	}
-	return Date{t}, nil
+	return Date{t: t, set: true}, nil
 }
 
 // ParseNow parses a --now flag value (YYYY-MM-DD) into a time at midnight UTC.

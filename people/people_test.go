@@ -1,0 +1,299 @@
+package people
+
+import (
+	"errors"
+	"os"
+	"path/filepath"
+	"reflect"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/RoaringBitmap/roaring/v2"
+)
+
+func persons(uids ...string) []Person {
+	out := make([]Person, len(uids))
+	for i, u := range uids {
+		out[i] = Person{UID: u}
+	}
+	return out
+}
+
+func TestDirectory(t *testing.T) {
+	d, err := NewDirectory(persons("bob", "Carol", "alice", "_x", "ZED", "Émile"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	// IDs follow the byte order of the uids: upper case before lower case, non-ASCII last.
+	want := []string{"Carol", "ZED", "_x", "alice", "bob", "Émile"}
+	if got := d.UIDs(); !slices.Equal(got, want) {
+		t.Fatalf("UIDs %q, want %q", got, want)
+	}
+	if d.Len() != len(want) {
+		t.Errorf("Len %d", d.Len())
+	}
+	for i, u := range want {
+		if d.UID(uint32(i)) != u || d.Person(uint32(i)).UID != u {
+			t.Errorf("ID %d is %q, want %q", i, d.UID(uint32(i)), u)
+		}
+	}
+	for _, c := range []struct {
+		in   string
+		want string
+		ok   bool
+	}{
+		{"carol", "Carol", true}, {"CAROL", "Carol", true}, {"Carol", "Carol", true}, {"zed", "ZED", true},
+		{"ALICE", "alice", true}, {"émile", "Émile", true}, {"nobody", "", false}, {"", "", false}, {"bob ", "", false},
+	} {
+		id, ok := d.Lookup(c.in)
+		if ok != c.ok || (ok && d.UID(id) != c.want) {
+			t.Errorf("Lookup(%q) = %v %v, want %q %v", c.in, id, ok, c.want, c.ok)
+		}
+	}
+	// The input slice is not reordered.
+	in := persons("b", "a")
+	if _, err := NewDirectory(in); err != nil || in[0].UID != "b" {
+		t.Errorf("NewDirectory modified its input: %v %v", in, err)
+	}
+}
+
+func TestDirectoryErrors(t *testing.T) {
+	_, err := NewDirectory(persons("bob", "alice", "BOB"))
+	var de *DuplicateError
+	if !errors.As(err, &de) || !slices.Equal(sortedPair(de.A, de.B), []string{"BOB", "bob"}) {
+		t.Errorf("duplicate: %v", err)
+	}
+	if _, err := NewDirectory(persons("alice", "Alice")); !errors.As(err, &de) {
+		t.Errorf("Alice/alice: %v", err)
+	}
+	if _, err := NewDirectory(persons("alice", "")); err == nil || errors.As(err, &de) {
+		t.Errorf("empty uid: %v", err)
+	}
+	d, err := NewDirectory(nil)
+	if err != nil || d.Len() != 0 {
+		t.Errorf("empty directory: %v", err)
+	}
+	if _, ok := d.Lookup("x"); ok {
+		t.Error("lookup in an empty directory")
+	}
+}
+
+func sortedPair(a, b string) []string {
+	s := []string{a, b}
+	slices.Sort(s)
+	return s
+}
+
+func TestParseYAML(t *testing.T) {
+	ps, err := ParseYAML([]byte(`pixiEbob:
+  cn: Pixie
+  status: [employee, remote]
+  gid: 010
+  manager: boss
+  gone:
+  since: 2020-01-01
+  nested: {a: 1}
+"no":
+  cn: Quoted no
+`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(ps) != 2 || ps[0].UID != "pixiEbob" || ps[1].UID != "no" {
+		t.Fatalf("people %+v", ps)
+	}
+	want := map[string]any{"cn": "Pixie", "status": []any{"employee", "remote"}, "gid": int64(8), "manager": "boss",
+		"since": "2020-01-01", "nested": map[string]any{"a": int64(1)}}
+	if !reflect.DeepEqual(ps[0].Attrs, want) {
+		t.Errorf("attributes %#v\nwant %#v", ps[0].Attrs, want)
+	}
+	if _, ok := ps[0].Attrs["gone"]; ok {
+		t.Error("null attribute kept")
+	}
+
+	for _, c := range []struct {
+		name, text string
+		line       int
+	}{
+		{"YAML 1.1 boolean uid", "alice: {}\nno: {}\n", 2},
+		{"yes uid", "Yes: {cn: x}\n", 1},
+		{"integer uid", "alice: {}\n123: {}\n", 2},
+		{"person without attributes", "alice: {}\nbob:\n", 2},
+		{"attributes are a list", "alice: [a]\n", 1},
+		{"document is a list", "- alice\n", 1},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			_, err := ParseYAML([]byte(c.text))
+			var le *LineError
+			if !errors.As(err, &le) || le.Line != c.line || !strings.Contains(le.Error(), "line ") {
+				t.Errorf("error %v, want a LineError at line %d", err, c.line)
+			}
+		})
+	}
+	if _, err := ParseYAML([]byte("a: [\n")); err == nil {
+		t.Error("syntax error accepted")
+	}
+	if ps, err := ParseYAML([]byte("# nobody\n")); err != nil || ps != nil {
+		t.Errorf("empty file: %v %v", ps, err)
+	}
+	if _, err := LoadYAML(filepath.Join(t.TempDir(), "missing.yaml")); !errors.Is(err, os.ErrNotExist) {
+		t.Errorf("missing file: %v", err)
+	}
+}
+
+// org builds a directory and org chart from uid → manager lines.
+func org(t *testing.T, uids []string, mm map[string]string) (*Directory, *Orgchart) {
+	t.Helper()
+	d, err := NewDirectory(persons(uids...))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return d, NewOrgchart(d, mm)
+}
+
+func uidsOf(d *Directory, b *roaring.Bitmap) []string {
+	var out []string
+	for _, id := range b.ToArray() {
+		out = append(out, d.UID(id))
+	}
+	return out
+}
+
+func TestOrgchart(t *testing.T) {
+	uids := []string{"boss", "alice", "bob", "Carol", "dave", "eve", "mallory"}
+	mm := map[string]string{"boss": "boss", "alice": "boss", "bob": "alice", "carol": "ALICE", "dave": "bob",
+		"eve": "boss", "mallory": "eve"}
+	d, o := org(t, uids, mm)
+	for _, c := range []struct {
+		manager      string
+		direct, all  []string
+		err          error
+		directErrMsg string
+	}{
+		{manager: "boss", direct: []string{"alice", "boss", "eve"}, all: []string{"Carol", "alice", "bob", "boss", "dave", "eve", "mallory"}},
+		{manager: "ALICE", direct: []string{"Carol", "alice", "bob"}, all: []string{"Carol", "alice", "bob", "dave"}},
+		{manager: "bob", direct: []string{"bob", "dave"}, all: []string{"bob", "dave"}},
+		{manager: "mallory", err: ErrNoReports},
+		{manager: "carol", err: ErrNoReports},
+		{manager: "ghost", err: ErrUnknownManager},
+	} {
+		direct, err1 := o.DirectReports(c.manager)
+		all, err2 := o.Management(c.manager)
+		if c.err != nil {
+			if !errors.Is(err1, c.err) || !errors.Is(err2, c.err) {
+				t.Errorf("%s: errors %v / %v, want %v", c.manager, err1, err2, c.err)
+			}
+			if err2 != nil && !strings.Contains(err2.Error(), c.manager) {
+				t.Errorf("%s: message %q does not name the manager as written", c.manager, err2)
+			}
+			continue
+		}
+		if err1 != nil || err2 != nil {
+			t.Errorf("%s: %v %v", c.manager, err1, err2)
+			continue
+		}
+		if got := uidsOf(d, direct); !slices.Equal(got, c.direct) {
+			t.Errorf("DirectReports(%s) = %q, want %q", c.manager, got, c.direct)
+		}
+		if got := uidsOf(d, all); !slices.Equal(got, c.all) {
+			t.Errorf("Management(%s) = %q, want %q", c.manager, got, c.all)
+		}
+	}
+
+	id := func(u string) uint32 { i, _ := d.Lookup(u); return i }
+	for _, c := range []struct {
+		person, manager string
+		want            []string
+	}{
+		{"dave", "alice", []string{"dave", "bob", "alice"}},
+		{"dave", "BOSS", []string{"dave", "bob", "alice", "boss"}},
+		{"Carol", "alice", []string{"Carol", "alice"}},
+		{"alice", "alice", []string{"alice"}},
+		{"eve", "alice", nil},
+		{"boss", "alice", nil},
+	} {
+		if got := o.Chain(id(c.person), c.manager); !slices.Equal(got, c.want) {
+			t.Errorf("Chain(%s, %s) = %q, want %q", c.person, c.manager, got, c.want)
+		}
+	}
+}
+
+func TestOrgchartCycles(t *testing.T) {
+	// a → b → c → a, and d reports into the cycle.
+	d, o := org(t, []string{"a", "b", "c", "d"}, map[string]string{"a": "c", "b": "a", "c": "b", "d": "a"})
+	all, err := o.Management("a")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := uidsOf(d, all); !slices.Equal(got, []string{"a", "b", "c", "d"}) {
+		t.Errorf("Management(a) in a cycle = %q", got)
+	}
+	if got := o.Chain(3, "zzz"); got != nil {
+		t.Errorf("Chain through a cycle = %q, want nil", got)
+	}
+	// A root written with another letter case is still a root (Q-14 deviation).
+	d, o = org(t, []string{"Boss", "x"}, map[string]string{"boss": "BOSS", "x": "boss"})
+	all, err = o.Management("boss")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := uidsOf(d, all); !slices.Equal(got, []string{"Boss", "x"}) {
+		t.Errorf("Management(boss) = %q", got)
+	}
+	// A root is not its own report: a root with nobody below has no reports.
+	_, o = org(t, []string{"solo", "x"}, map[string]string{"solo": "solo", "x": "x"})
+	if _, err := o.Management("solo"); !errors.Is(err, ErrNoReports) {
+		t.Errorf("lone root: %v", err)
+	}
+	if _, err := o.DirectReports("SOLO"); !errors.Is(err, ErrNoReports) {
+		t.Errorf("lone root: %v", err)
+	}
+	// A manager who is not a person still groups reports but cannot be named.
+	_, o = org(t, []string{"x", "y"}, map[string]string{"x": "ghost", "y": "x"})
+	if _, err := o.Management("ghost"); !errors.Is(err, ErrUnknownManager) {
+		t.Errorf("ghost manager: %v", err)
+	}
+}
+
+func TestOrgchartMissingPeople(t *testing.T) {
+	// Every person must be in the map with a manager, or every management rule fails.
+	_, o := org(t, []string{"boss", "x", "y"}, map[string]string{"boss": "boss", "x": "boss"})
+	for _, f := range []func(string) (*roaring.Bitmap, error){o.Management, o.DirectReports} {
+		if _, err := f("boss"); err == nil || !strings.Contains(err.Error(), "User y is not included in manager map data!") {
+			t.Errorf("missing person: %v", err)
+		}
+	}
+	_, o = org(t, []string{"boss", "X"}, map[string]string{"boss": "boss", "x": ""})
+	if _, err := o.Management("boss"); err == nil || !strings.Contains(err.Error(), "User x does not have a manager listed") {
+		t.Errorf("person without manager: %v", err)
+	}
+}
+
+func TestLoadManagerMap(t *testing.T) {
+	dir := t.TempDir()
+	write := func(name, text string) string {
+		p := filepath.Join(dir, name)
+		if err := os.WriteFile(p, []byte(text), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		return p
+	}
+	mm, err := LoadManagerMap(write("m.yaml", "boss: {manager: boss, status: [x]}\nbob:\n  manager: Boss\nnomgr: {status: [y]}\nnothing:\nnum: {manager: 123}\n"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := map[string]string{"boss": "boss", "bob": "Boss", "nomgr": "", "nothing": "", "num": "123"}
+	if !reflect.DeepEqual(mm, want) {
+		t.Errorf("manager map %v, want %v", mm, want)
+	}
+	if mm, err := LoadManagerMap(write("e.yaml", "")); err != nil || len(mm) != 0 {
+		t.Errorf("empty map: %v %v", mm, err)
+	}
+	if _, err := LoadManagerMap(write("l.yaml", "- a\n")); err == nil {
+		t.Error("list accepted")
+	}
+	if _, err := LoadManagerMap(filepath.Join(dir, "missing.yaml")); !errors.Is(err, os.ErrNotExist) {
+		t.Errorf("missing file: %v", err)
+	}
+}
