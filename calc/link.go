@@ -126,6 +126,8 @@ func (lk *linker) rule(g *group, n *rule) bool {
 			kind = validate.KindNoReports
 		case errors.Is(err, errLDAPGroupNotFound):
 			kind = validate.KindLDAPGroup
+		case errors.Is(err, people.ErrManagerMap):
+			kind = validate.KindPeople
 		}
 		lk.fail(g, n.line, kind, "%s", message(err))
 		return false

@@ -360,6 +360,13 @@ func (r *Repo) readCombined(ctx context.Context, src *config.PeopleSource, depth
 
 var builtinMethods = []string{"username", "group"}
 
+// reservedNames cannot be custom rule methods: built-in methods, aliases, operators and the
+// reserved keys of .txt files.
+var reservedNames = []string{"username", "group", "entitlements_group", "management", "direct_report",
+	"ldap_group", "description", "expiration", "always", "or", "and", "not", "contractor"}
+
+func validMethodName(s string) bool { return validCN(s) }
+
 func (r *Repo) registerMethods(c *validate.Collector) {
 	r.methods = map[string]bool{}
 	for _, m := range builtinMethods {
@@ -373,12 +380,21 @@ func (r *Repo) registerMethods(c *validate.Collector) {
 		r.methods["ldap_group"] = true
 	}
 	for name := range r.opt.Methods {
-		switch name {
-		case "username", "group", "entitlements_group", "management", "direct_report", "ldap_group",
-			"description", "expiration", "always", "or", "and", "not":
+		switch {
+		case slices.Contains(reservedNames, name) || strings.HasPrefix(name, "metadata_") ||
+			strings.HasPrefix(name, "filter_") || strings.HasPrefix(name, "modifier_"):
 			c.Add("", 0, validate.KindConfig, "custom rule method %q would replace a built-in or reserved name", name)
+		case slices.ContainsFunc(r.cfg.Filters, func(f *config.Filter) bool { return f.Name == name }):
+			c.Add("", 0, validate.KindConfig, "custom rule method %q has the name of a configured filter; .txt lines %q would set the filter", name, name)
+		case !validMethodName(name):
+			c.Add("", 0, validate.KindConfig, "custom rule method %q: names are letters, digits, _ and -", name)
 		default:
 			r.methods[name] = true
+		}
+	}
+	for class := range r.opt.FilterClasses {
+		if _, builtin := config.BuiltinFilterClass(class); builtin {
+			c.Add("", 0, validate.KindConfig, "custom filter class %q would replace a built-in filter class", class)
 		}
 	}
 }

@@ -118,7 +118,7 @@ func TestOrgchart(t *testing.T) {
 		{name: "a person missing from the manager map breaks management rules", files: map[string]string{
 			"manager-map.yaml": strings.Replace(stdManagerMap, "dave: {manager: bob}\n", "", 1),
 			ax:                 "management = eve\n"},
-			errs: []errSpec{ee(validate.KindConfig, ax, 1, "User dave is not included in manager map data!")}},
+			errs: []errSpec{ee(validate.KindPeople, ax, 1, "User dave is not included in manager map data!")}},
 		{name: "a person missing from the manager map does not matter without management rules", files: map[string]string{
 			"manager-map.yaml": strings.Replace(stdManagerMap, "dave: {manager: bob}\n", "", 1),
 			ax:                 "username = dave\n"},
@@ -126,11 +126,11 @@ func TestOrgchart(t *testing.T) {
 		{name: "a person without a manager entry", files: map[string]string{
 			"manager-map.yaml": strings.Replace(stdManagerMap, "dave: {manager: bob}\n", "dave: {status: [x]}\n", 1),
 			ax:                 "direct_report = eve\n"},
-			errs: []errSpec{ee(validate.KindConfig, ax, 1, "does not have a manager")}},
+			errs: []errSpec{ee(validate.KindPeople, ax, 1, "does not have a manager")}},
 		{name: "manager map keys must be lower case", files: map[string]string{
 			"manager-map.yaml": strings.Replace(stdManagerMap, "carol:", "Carol:", 1),
 			ax:                 "management = eve\n"},
-			errs: []errSpec{ee(validate.KindConfig, ax, 1, "User carol is not included")}},
+			errs: []errSpec{ee(validate.KindPeople, ax, 1, "User carol is not included")}},
 		{name: "manager values are case-insensitive", files: map[string]string{
 			"manager-map.yaml": strings.Replace(stdManagerMap, "dave: {manager: bob}", "dave: {manager: BOB}", 1),
 			ax:                 "management = bob\n"},

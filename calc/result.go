@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"encoding/json"
 	"io"
+	"math"
 	"slices"
 	"strings"
 
@@ -63,7 +64,7 @@ func newResult(r *Repo) *Result {
 		}
 		out.Metadata = make(map[string]any, len(g.def.metadata)+1)
 		for _, m := range g.def.metadata {
-			out.Metadata[m.key] = m.value
+			out.Metadata[m.key] = jsonSafe(m.value)
 		}
 		if flagged[g] {
 			out.Metadata["no_members_ok"] = true
@@ -159,3 +160,32 @@ func writeJSONString(w *bufio.Writer, s string) {
 
 // People returns the interned people the result was calculated from.
 func (res *Result) People() *people.Directory { return res.repo.dir }
+
+// jsonSafe replaces values JSON cannot carry (YAML .nan and .inf floats) with their YAML
+// spelling, so that one odd metadata value cannot make the whole output fail.
+func jsonSafe(v any) any {
+	switch x := v.(type) {
+	case float64:
+		switch {
+		case math.IsNaN(x):
+			return ".nan"
+		case math.IsInf(x, 1):
+			return ".inf"
+		case math.IsInf(x, -1):
+			return "-.inf"
+		}
+	case []any:
+		out := make([]any, len(x))
+		for i, e := range x {
+			out[i] = jsonSafe(e)
+		}
+		return out
+	case map[string]any:
+		out := make(map[string]any, len(x))
+		for k, e := range x {
+			out[k] = jsonSafe(e)
+		}
+		return out
+	}
+	return v
+}

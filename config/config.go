@@ -30,6 +30,12 @@ var filterClasses = map[string]string{
 	"MemberOfLDAPGroup": FilterMemberOfLDAPGroup,
 }
 
+// BuiltinFilterClass maps a `class:` value to a built-in filter class, if it is one.
+func BuiltinFilterClass(class string) (string, bool) {
+	c, ok := filterClasses[class]
+	return c, ok
+}
+
 // Options tune loading. The zero value is the documented default.
 type Options struct {
 	// Getenv serves environment substitution. Default: os.LookupEnv.
@@ -316,6 +322,8 @@ func (l *loader) auditors(v *yaml11.Node) {
 			l.errf(a.Line, "auditor is missing auditor_class")
 			continue
 		}
+		l.c.Warn(l.rel, a.Line, "auditor %s is not run by entitlements-go (auditors are Ruby plugins); use the plan/apply report or the predictive state instead",
+			a.Get("auditor_class").Str)
 		l.cfg.Auditors = append(l.cfg.Auditors, a)
 	}
 }
@@ -630,6 +638,9 @@ func (l *loader) checkMirror(ou *OU) {
 		l.errf(ou.Line, "%q is declared as a mirror to a non-existing target %q!", ou.Key, ou.Mirror)
 	case src.Mirror != "":
 		l.errf(ou.Line, "%q is declared as a mirror to a mirror target %q!", ou.Key, ou.Mirror)
+	case !src.Spec.Enumerates:
+		// The reference can only mirror an OU whose groups it enumerated (read_all).
+		l.errf(ou.Line, "%q is declared as a mirror of %q, whose %s backend does not enumerate its groups", ou.Key, ou.Mirror, src.Type)
 	}
 }
 

@@ -541,3 +541,30 @@ func TestLoad(t *testing.T) {
 		t.Errorf("missing file: %v", err)
 	}
 }
+
+func TestMirrorOfNonEnumeratingOU(t *testing.T) {
+	dir := t.TempDir()
+	if err := os.MkdirAll(filepath.Join(dir, "defs", "lib"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	cfg := `configuration_path: ./defs
+groups:
+  lib:
+    type: dummy
+  copy:
+    type: ldap
+    base: ou=copy
+    ldap_uri: ldap://x
+    ldap_binddn: cn=a
+    ldap_bindpw: b
+    person_dn_format: uid=%KEY%
+    mirror: lib
+people:
+  y: {type: yaml, config: {filename: p.yaml}}
+people_data_source: y
+`
+	_, _, err := Parse(filepath.Join(dir, "config.yaml"), []byte(cfg), Options{BaseDir: dir})
+	if err == nil || !strings.Contains(err.Error(), "does not enumerate") {
+		t.Fatalf("err = %v", err)
+	}
+}

@@ -14,6 +14,9 @@ import (
 var (
 	ErrUnknownManager = errors.New("manager does not exist")
 	ErrNoReports      = errors.New("manager has no reports")
+	// ErrManagerMap: a person of the people data is missing from the manager map (or has no
+	// manager there), which makes every management rule fail, as in the reference.
+	ErrManagerMap = errors.New("incomplete manager map")
 )
 
 // Orgchart answers management (a manager plus everyone below) and direct_report (a manager plus
@@ -69,12 +72,12 @@ func NewOrgchart(dir *Directory, managerMap map[string]string) *Orgchart {
 		switch {
 		case !ok:
 			if o.missing == nil {
-				o.missing = fmt.Errorf("User %s is not included in manager map data!", low)
+				o.missing = fmt.Errorf("User %s is not included in manager map data!: %w", low, ErrManagerMap)
 			}
 			continue
 		case mgr == "":
 			if o.missing == nil {
-				o.missing = fmt.Errorf("User %s does not have a manager listed in manager map data!", low)
+				o.missing = fmt.Errorf("User %s does not have a manager listed in manager map data!: %w", low, ErrManagerMap)
 			}
 			continue
 		}
