@@ -26,14 +26,10 @@ func cmdExplain(ctx context.Context, args []string, stdout, stderr io.Writer) in
 		fmt.Fprintf(stderr, "entitlements explain: unknown --format %q (text, json)\n", *format)
 		return exitUsage
 	}
-	repo, code := load(ctx, &c, stderr)
-	if repo == nil {
+	defer c.stop()
+	_, res, code := calculate(ctx, &c, stderr)
+	if res == nil {
 		return code
-	}
-	res, err := repo.Calculate(ctx)
-	if err != nil {
-		printErr(stderr, err)
-		return exitError
 	}
 	ex, err := res.Explain(*group, *person)
 	if err != nil {

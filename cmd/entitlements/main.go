@@ -199,6 +199,20 @@ func load(ctx context.Context, c *common, stderr io.Writer) (*calc.Repo, int) {
 	return repo, exitOK
 }
 
+// calculate loads and calculates; res is nil when the caller should exit with code.
+func calculate(ctx context.Context, c *common, stderr io.Writer) (*calc.Repo, *calc.Result, int) {
+	repo, code := load(ctx, c, stderr)
+	if repo == nil {
+		return nil, nil, code
+	}
+	res, err := repo.Calculate(ctx)
+	if err != nil {
+		printErr(stderr, err)
+		return nil, nil, exitError
+	}
+	return repo, res, exitOK
+}
+
 func printErr(stderr io.Writer, err error) {
 	var list validate.List
 	if errors.As(err, &list) {
@@ -223,15 +237,10 @@ func cmdCalc(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "entitlements calc: unknown --format %q (json)\n", *format)
 		return exitUsage
 	}
-	repo, code := load(ctx, &c, stderr)
 	defer c.stop()
-	if repo == nil {
+	_, res, code := calculate(ctx, &c, stderr)
+	if res == nil {
 		return code
-	}
-	res, err := repo.Calculate(ctx)
-	if err != nil {
-		printErr(stderr, err)
-		return exitError
 	}
 	if err := res.WriteJSON(stdout); err != nil {
 		fmt.Fprintf(stderr, "entitlements calc: writing output: %v\n", err)
@@ -252,6 +261,7 @@ func cmdValidate(ctx context.Context, args []string, stdout, stderr io.Writer) i
 	if !parseFlags(fs, args, stderr) {
 		return exitUsage
 	}
+	defer c.stop()
 	repo, code := load(ctx, &c, stderr)
 	if repo == nil {
 		return code

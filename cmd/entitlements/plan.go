@@ -56,15 +56,10 @@ func planOrApply(ctx context.Context, mode string, args []string, stdout, stderr
 		fmt.Fprintf(stderr, "entitlements %s: unknown --format %q (text, json)\n", mode, pf.format)
 		return exitUsage
 	}
-	repo, code := load(ctx, &pf.common, stderr)
 	defer pf.stop()
-	if repo == nil {
+	repo, res, code := calculate(ctx, &pf.common, stderr)
+	if res == nil {
 		return code
-	}
-	res, err := repo.Calculate(ctx)
-	if err != nil {
-		printErr(stderr, err)
-		return exitError
 	}
 	factories, err := providerFactories(pf.state, repo.Config(), pf.ldap)
 	if err != nil {
