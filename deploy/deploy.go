@@ -294,8 +294,8 @@ func (r *Report) Err() error {
 			errs = append(errs, fmt.Errorf("%s: %w", t.OU, t.Err))
 		}
 		for _, o := range t.Outcomes {
-			if !o.Status.OK() {
-				errs = append(errs, fmt.Errorf("%s: %s: %s: %v", t.OU, o.Change, o.Status, o.Err))
+			if o.Status.Failure() {
+				errs = append(errs, fmt.Errorf("%s: %s: %s: %w", t.OU, o.Change, o.Status, o.Err))
 			}
 		}
 	}
@@ -340,8 +340,11 @@ func Apply(ctx context.Context, plan *Plan, opt Options) *Report {
 		}
 		for _, o := range outs {
 			level := slog.LevelInfo
-			if !o.Status.OK() {
+			switch {
+			case o.Status.Failure():
 				level = slog.LevelError
+			case o.Status == providers.Skipped:
+				level = slog.LevelWarn
 			}
 			opt.Logger.Log(ctx, level, "write", "ou", tp.OU, "change", o.Change.String(), "status", o.Status.String(), "err", o.Err)
 		}

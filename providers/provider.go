@@ -159,6 +159,11 @@ func (s Status) String() string {
 // OK reports whether the change is in place.
 func (s Status) OK() bool { return s == Applied || s == AlreadyInState }
 
+// Failure reports whether the change failed or may have failed. Skipped is not a failure:
+// the provider decided, by configuration, not to make it (a user that does not exist with
+// ignore_not_found, for instance) and said why in the outcome's error.
+func (s Status) Failure() bool { return s == Failed || s == Unknown }
+
 // Outcome is the result of one change.
 type Outcome struct {
 	Change *Change

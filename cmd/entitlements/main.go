@@ -24,6 +24,7 @@ import (
 
 	"github.com/entitlements-go/entitlements/calc"
 	"github.com/entitlements-go/entitlements/config"
+	"github.com/entitlements-go/entitlements/providers/github"
 	ldapprov "github.com/entitlements-go/entitlements/providers/ldap"
 	"github.com/entitlements-go/entitlements/validate"
 )
@@ -99,7 +100,12 @@ type common struct {
 	// stopProfile flushes the CPU profile; commands defer c.stop().
 	stopProfile func()
 	ldap        *ldapprov.Registry
+	github      *github.Registry
+	aad         closer
+	logger      *slog.Logger
 }
+
+type closer interface{ Close() }
 
 func (c *common) stop() {
 	if c.stopProfile != nil {
@@ -107,6 +113,12 @@ func (c *common) stop() {
 	}
 	if c.ldap != nil {
 		c.ldap.Close()
+	}
+	if c.github != nil {
+		c.github.Close()
+	}
+	if c.aad != nil {
+		c.aad.Close()
 	}
 }
 
@@ -128,10 +140,11 @@ func (c *common) options(stderr io.Writer) (calc.Options, error) {
 	if c.verbose {
 		level = slog.LevelDebug
 	}
+	c.logger = slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: level}))
 	opt := calc.Options{
 		Strict:            c.strict,
 		IgnoreExpirations: c.ignoreExp,
-		Logger:            slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: level})),
+		Logger:            c.logger,
 	}
 	if c.now != "" {
 		t, err := validate.ParseNow(c.now)

@@ -15,7 +15,6 @@ import (
 	"github.com/entitlements-go/entitlements/deploy"
 	"github.com/entitlements-go/entitlements/providers"
 	"github.com/entitlements-go/entitlements/providers/fake"
-	ldapprov "github.com/entitlements-go/entitlements/providers/ldap"
 )
 
 type planFlags struct {
@@ -61,7 +60,7 @@ func planOrApply(ctx context.Context, mode string, args []string, stdout, stderr
 	if res == nil {
 		return code
 	}
-	factories, err := providerFactories(pf.state, repo.Config(), pf.ldap)
+	factories, err := providerFactories(pf.state, repo.Config(), &pf.common)
 	if err != nil {
 		fmt.Fprintf(stderr, "entitlements %s: %v\n", mode, err)
 		return exitUsage
@@ -96,7 +95,7 @@ func planOrApply(ctx context.Context, mode string, args []string, stdout, stderr
 
 // providerFactories wires the concrete providers by backend type. With a state file every
 // type is served by one fake provider, so the bundled example plans with no servers at all.
-func providerFactories(state string, cfg *config.Config, reg *ldapprov.Registry) (map[string]deploy.Factory, error) {
+func providerFactories(state string, cfg *config.Config, c *common) (map[string]deploy.Factory, error) {
 	if state != "" {
 		fp, err := fake.LoadState(state)
 		if err != nil {
@@ -111,7 +110,7 @@ func providerFactories(state string, cfg *config.Config, reg *ldapprov.Registry)
 		}
 		return out, nil
 	}
-	return realFactories(reg), nil
+	return realFactories(c), nil
 }
 
 func writePlanText(w io.Writer, plan *deploy.Plan) {
@@ -215,14 +214,18 @@ func writePlanJSON(w io.Writer, plan *deploy.Plan) {
 }
 
 func writeReport(w io.Writer, rep *deploy.Report) {
-	applied, failed := 0, 0
+	applied, failed, skipped := 0, 0, 0
 	for _, t := range rep.Targets {
 		for _, o := range t.Outcomes {
-			if o.Status.OK() {
+			switch {
+			case o.Status.OK():
 				applied++
-			} else {
+			case o.Status == providers.Skipped:
+				skipped++
+				fmt.Fprintf(w, "SKIPPED %s: %s: %v\n", t.OU, o.Change, o.Err)
+			default:
 				failed++
-				fmt.Fprintf(w, "FAILED %s: %s: %v\n", t.OU, o.Change, o.Err)
+				fmt.Fprintf(w, "FAILED (%s) %s: %s: %v\n", o.Status, t.OU, o.Change, o.Err)
 			}
 		}
 		if len(t.Counters) > 0 {
@@ -238,5 +241,5 @@ func writeReport(w io.Writer, rep *deploy.Report) {
 			fmt.Fprintf(w, "%s: applied in %s; %s\n", t.OU, t.ApplyTime.Round(time.Millisecond), strings.Join(parts, " "))
 		}
 	}
-	fmt.Fprintf(w, "Apply: %d change(s) applied, %d failed\n", applied, failed)
+	fmt.Fprintf(w, "Apply: %d change(s) applied, %d skipped, %d failed\n", applied, skipped, failed)
 }

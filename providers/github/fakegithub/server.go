@@ -1,0 +1,556 @@
+// Package fakegithub is an in-process GitHub for tests: an httptest server that speaks the
+// REST and GraphQL shapes the GitHub provider uses, keeps state (so apply-then-plan is a
+// no-op), counts what it is sent (requests per route, GraphQL aliases, new connections) and
+// can be told to misbehave (latency, 5xx, 429 with Retry-After, primary and secondary rate
+// limits, connection resets, requests that never get an answer).
+//
+// The real go-github client talks to it: REST is served both at the root (for a client whose
+// BaseURL is URL()+"/") and under /api/v3 (for GitHub Enterprise-style URLs, APIURL()), and
+// GraphQL at /graphql, /api/graphql and /api/v3/graphql. GraphQL documents are really parsed
+// (aliases, variables, nested selections) and checked against a small schema subset, so a
+// client bug such as an undeclared variable fails here as it would against GitHub.
+//
+// Behaviour chosen where GitHub's is unknown or unhelpful for tests:
+//   - adding a user who is not an active org member to a team answers 422 (GitHub would send
+//     an invitation);
+//   - the creator of a team is not made its maintainer;
+//   - org invitations stay pending unless Options.AutoAccept is set.
+package fakegithub
+
+import (
+	"encoding/json"
+	"fmt"
+	"maps"
+	"net"
+	"net/http"
+	"net/http/httptest"
+	"path"
+	"slices"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+)
+
+// Options configure a Server. The zero value is a dotcom-like server accepting any token.
+type Options struct {
+	// Token is the only token accepted. Empty: any non-empty token is accepted. Requests
+	// without a token are answered 401 and counted in Stats.RejectedAuth.
+	Token string
+	// Latency is added before every request is handled (network plus server time).
+	Latency time.Duration
+	// GHES makes GET /meta report an installed_version, as GitHub Enterprise Server does.
+	GHES bool
+	// Now is the clock of rate-limit windows and reset times. Default time.Now. Tests that
+	// inject a clock into the client should give the same clock to the server.
+	Now func() time.Time
+	// RateLimit is the number of requests per resource (core, graphql) per RateWindow before
+	// the primary limit answers 403 with X-RateLimit-Remaining: 0. Default 5000.
+	RateLimit int
+	// RateWindow is the primary rate-limit window. Default 1 hour.
+	RateWindow time.Duration
+	// AutoAccept turns org invitations into active memberships at once.
+	AutoAccept bool
+	// MaxHang bounds how long a Hang fault holds a request whose client never gives up.
+	// Default 30 s.
+	MaxHang time.Duration
+}
+
+// Server is the fake. Create it with New and stop it with Close.
+type Server struct {
+	opt Options
+	srv *httptest.Server
+
+	mu       sync.Mutex
+	users    map[string]string // lower login → login
+	orgs     map[string]*org   // lower login → org
+	nextID   int64
+	faults   []*faultState
+	aliasErr map[string]int // "org/slug" → GraphQL team aliases still to fail
+	latency  time.Duration
+	stats    Stats
+	windows  map[string]*rateWindow
+}
+
+type org struct {
+	login   string
+	members map[string]string // lower login → admin|member
+	pending map[string]string // lower login → admin|member
+	teams   map[string]*team  // slug → team
+}
+
+type team struct {
+	id          int64
+	name, slug  string
+	privacy     string // closed|secret
+	description string
+	parent      *team
+	members     map[string]string // lower login → member|maintainer
+}
+
+type rateWindow struct {
+	used  int
+	reset time.Time
+}
+
+// Stats are the counters of a Server since New or the last ResetStats.
+type Stats struct {
+	// Requests counts requests per route class, e.g. "GET /orgs/{org}/members" or
+	// "POST /graphql" (requests rejected for auth or by a fault are counted too).
+	Requests map[string]int
+	// REST and GraphQL count requests by kind; Writes counts REST requests other than GET.
+	REST, GraphQL, Writes int
+	// Connections counts new TCP connections (http.StateNew).
+	Connections int
+	// RejectedAuth counts requests answered 401.
+	RejectedAuth int
+	// GraphQLTeamDocs counts GraphQL documents reading at least one team; TeamAliases the
+	// team(slug:) fields they held; MaxTeamAliases the most in one document.
+	GraphQLTeamDocs, TeamAliases, MaxTeamAliases int
+	// GraphQLOrgDocs counts documents reading org members or pending members.
+	GraphQLOrgDocs int
+	// Faults counts injected faults.
+	Faults int
+}
+
+func (s Stats) clone() Stats {
+	s.Requests = maps.Clone(s.Requests)
+	return s
+}
+
+// New starts a server.
+func New(opt Options) *Server {
+	if opt.Now == nil {
+		opt.Now = time.Now
+	}
+	if opt.RateLimit <= 0 {
+		opt.RateLimit = 5000
+	}
+	if opt.RateWindow <= 0 {
+		opt.RateWindow = time.Hour
+	}
+	if opt.MaxHang <= 0 {
+		opt.MaxHang = 30 * time.Second
+	}
+	s := &Server{opt: opt, users: map[string]string{}, orgs: map[string]*org{}, nextID: 1000,
+		aliasErr: map[string]int{}, latency: opt.Latency, windows: map[string]*rateWindow{},
+		stats: Stats{Requests: map[string]int{}}}
+	s.srv = httptest.NewUnstartedServer(s)
+	s.srv.Config.ConnState = func(_ net.Conn, st http.ConnState) {
+		if st == http.StateNew {
+			s.mu.Lock()
+			s.stats.Connections++
+			s.mu.Unlock()
+		}
+	}
+	s.srv.Start()
+	return s
+}
+
+// Close stops the server.
+func (s *Server) Close() { s.srv.Close() }
+
+// URL is the server root (REST at URL()+"/", GraphQL at URL()+"/graphql").
+func (s *Server) URL() string { return s.srv.URL }
+
+// APIURL is the GitHub Enterprise-style API base, usable as a provider's `addr`.
+func (s *Server) APIURL() string { return s.srv.URL + "/api/v3" }
+
+// Client returns an HTTP client for the server (plain HTTP; no special transport needed).
+func (s *Server) Client() *http.Client { return s.srv.Client() }
+
+// SetLatency changes the latency added to every request.
+func (s *Server) SetLatency(d time.Duration) {
+	s.mu.Lock()
+	s.latency = d
+	s.mu.Unlock()
+}
+
+// Stats returns a copy of the counters.
+func (s *Server) Stats() Stats {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.stats.clone()
+}
+
+// ResetStats zeroes the counters (state and faults are kept).
+func (s *Server) ResetStats() {
+	s.mu.Lock()
+	s.stats = Stats{Requests: map[string]int{}}
+	s.mu.Unlock()
+}
+
+// ---- seeding and inspection ----
+
+// AddUsers makes logins known users (a membership write for an unknown user answers 404).
+func (s *Server) AddUsers(logins ...string) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	for _, l := range logins {
+		s.addUser(l)
+	}
+}
+
+func (s *Server) addUser(login string) string {
+	k := strings.ToLower(login)
+	if _, ok := s.users[k]; !ok {
+		s.users[k] = login
+	}
+	return k
+}
+
+func (s *Server) org(login string, create bool) *org {
+	k := strings.ToLower(login)
+	o := s.orgs[k]
+	if o == nil && create {
+		o = &org{login: login, members: map[string]string{}, pending: map[string]string{}, teams: map[string]*team{}}
+		s.orgs[k] = o
+	}
+	return o
+}
+
+// AddOrg creates an empty organisation (membership writes create it too).
+func (s *Server) AddOrg(login string) {
+	s.mu.Lock()
+	s.org(login, true)
+	s.mu.Unlock()
+}
+
+// SetMember makes login an active member of orgLogin with role "admin" or "member".
+func (s *Server) SetMember(orgLogin, login, role string) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	o := s.org(orgLogin, true)
+	k := s.addUser(login)
+	delete(o.pending, k)
+	o.members[k] = role
+}
+
+// Invite gives login a pending invitation to orgLogin with role "admin" or "member".
+func (s *Server) Invite(orgLogin, login, role string) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	o := s.org(orgLogin, true)
+	k := s.addUser(login)
+	o.pending[k] = role
+}
+
+// Accept turns a pending invitation into an active membership.
+func (s *Server) Accept(orgLogin, login string) bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	o := s.org(orgLogin, false)
+	k := strings.ToLower(login)
+	if o == nil || o.pending[k] == "" {
+		return false
+	}
+	o.members[k] = o.pending[k]
+	delete(o.pending, k)
+	return true
+}
+
+// TeamSpec seeds a team.
+type TeamSpec struct {
+	Name    string // the slug is derived from it as GitHub does
+	Privacy string // closed (default) or secret
+	Parent  string // parent slug; the parent must exist
+	// Members and Maintainers are logins (made known users; they need not be org members).
+	Members, Maintainers []string
+}
+
+// AddTeam creates a team and returns its slug.
+func (s *Server) AddTeam(orgLogin string, spec TeamSpec) (string, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	o := s.org(orgLogin, true)
+	slug := Slugify(spec.Name)
+	if o.teams[slug] != nil {
+		return "", fmt.Errorf("team %s already exists", slug)
+	}
+	t := &team{id: s.newID(), name: spec.Name, slug: slug, privacy: "closed", members: map[string]string{}}
+	if spec.Privacy != "" {
+		t.privacy = spec.Privacy
+	}
+	if spec.Parent != "" {
+		if t.parent = o.teams[strings.ToLower(spec.Parent)]; t.parent == nil {
+			return "", fmt.Errorf("parent team %s does not exist", spec.Parent)
+		}
+	}
+	for _, m := range spec.Members {
+		t.members[s.addUser(m)] = "member"
+	}
+	for _, m := range spec.Maintainers {
+		t.members[s.addUser(m)] = "maintainer"
+	}
+	o.teams[slug] = t
+	return slug, nil
+}
+
+func (s *Server) newID() int64 {
+	s.nextID++
+	return s.nextID
+}
+
+// Members returns the active members of an org: login → admin|member.
+func (s *Server) Members(orgLogin string) map[string]string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	out := map[string]string{}
+	if o := s.org(orgLogin, false); o != nil {
+		for k, r := range o.members {
+			out[s.users[k]] = r
+		}
+	}
+	return out
+}
+
+// Pending returns the pending invitations of an org: login → admin|member.
+func (s *Server) Pending(orgLogin string) map[string]string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	out := map[string]string{}
+	if o := s.org(orgLogin, false); o != nil {
+		for k, r := range o.pending {
+			out[s.users[k]] = r
+		}
+	}
+	return out
+}
+
+// TeamInfo is a snapshot of a team.
+type TeamInfo struct {
+	ID                  int64
+	Name, Slug, Privacy string
+	Parent              string            // parent slug, "" for none
+	Members             map[string]string // login → member|maintainer
+}
+
+func (s *Server) info(t *team) TeamInfo {
+	ti := TeamInfo{ID: t.id, Name: t.name, Slug: t.slug, Privacy: t.privacy, Members: map[string]string{}}
+	if t.parent != nil {
+		ti.Parent = t.parent.slug
+	}
+	for k, r := range t.members {
+		ti.Members[s.users[k]] = r
+	}
+	return ti
+}
+
+// Team returns a team by slug.
+func (s *Server) Team(orgLogin, slug string) (TeamInfo, bool) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	o := s.org(orgLogin, false)
+	if o == nil || o.teams[strings.ToLower(slug)] == nil {
+		return TeamInfo{}, false
+	}
+	return s.info(o.teams[strings.ToLower(slug)]), true
+}
+
+// Teams returns every team of an org, sorted by slug.
+func (s *Server) Teams(orgLogin string) []TeamInfo {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	o := s.org(orgLogin, false)
+	if o == nil {
+		return nil
+	}
+	var out []TeamInfo
+	for _, slug := range slices.Sorted(maps.Keys(o.teams)) {
+		out = append(out, s.info(o.teams[slug]))
+	}
+	return out
+}
+
+// Slugify derives a team slug from its name the way GitHub does: lower case, every run of
+// characters other than letters, digits, '_' and '-' replaced by one '-', no leading or
+// trailing '-'.
+func Slugify(name string) string {
+	var b strings.Builder
+	dash := false
+	for _, r := range strings.ToLower(name) {
+		if r == '_' || r == '-' || ('a' <= r && r <= 'z') || ('0' <= r && r <= '9') {
+			b.WriteRune(r)
+			dash = false
+			continue
+		}
+		if !dash && b.Len() > 0 {
+			b.WriteByte('-')
+			dash = true
+		}
+	}
+	return strings.TrimRight(b.String(), "-")
+}
+
+// ---- HTTP ----
+
+// ServeHTTP implements http.Handler.
+func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	p := normalizePath(r.URL.Path)
+	class, gql := routeClass(r.Method, p)
+	s.mu.Lock()
+	s.stats.Requests[class]++
+	if gql {
+		s.stats.GraphQL++
+	} else {
+		s.stats.REST++
+		if r.Method != http.MethodGet {
+			s.stats.Writes++
+		}
+	}
+	lat := s.latency
+	f := s.matchFault(r.Method, p)
+	s.mu.Unlock()
+	if f != nil && f.Latency > 0 {
+		lat += f.Latency
+	}
+	if lat > 0 {
+		t := time.NewTimer(lat)
+		select {
+		case <-t.C:
+		case <-r.Context().Done():
+			t.Stop()
+			return
+		}
+	}
+	if !s.authorized(r) {
+		s.mu.Lock()
+		s.stats.RejectedAuth++
+		s.mu.Unlock()
+		writeJSON(w, http.StatusUnauthorized, map[string]any{"message": "Requires authentication",
+			"documentation_url": "https://docs.github.com/rest"})
+		return
+	}
+	if f != nil && f.Kind != Latency {
+		if f.After {
+			rec := httptest.NewRecorder()
+			s.handle(rec, r, p, gql)
+		}
+		s.inject(w, r, f, gql)
+		return
+	}
+	s.handle(w, r, p, gql)
+}
+
+func (s *Server) authorized(r *http.Request) bool {
+	h := r.Header.Get("Authorization")
+	scheme, tok, ok := strings.Cut(h, " ")
+	if !ok || tok == "" || !(strings.EqualFold(scheme, "bearer") || strings.EqualFold(scheme, "token")) {
+		return false
+	}
+	return s.opt.Token == "" || tok == s.opt.Token
+}
+
+// normalizePath strips the GitHub Enterprise prefix so both URL styles share the routes.
+func normalizePath(p string) string {
+	switch {
+	case p == "/api/graphql" || p == "/api/v3/graphql":
+		return "/graphql"
+	case strings.HasPrefix(p, "/api/v3/"):
+		return p[len("/api/v3"):]
+	}
+	return p
+}
+
+// routeClass names the route of a request for the counters.
+func routeClass(method, p string) (string, bool) {
+	if p == "/graphql" {
+		return method + " /graphql", true
+	}
+	seg := strings.Split(strings.Trim(p, "/"), "/")
+	if len(seg) > 1 && seg[0] == "orgs" {
+		seg[1] = "{org}"
+		switch {
+		case len(seg) > 3 && seg[2] == "memberships":
+			seg[3] = "{user}"
+		case len(seg) > 3 && seg[2] == "teams":
+			seg[3] = "{slug}"
+			if len(seg) > 5 {
+				seg[5] = "{user}"
+			}
+		}
+	}
+	return method + " /" + strings.Join(seg, "/"), false
+}
+
+func (s *Server) handle(w http.ResponseWriter, r *http.Request, p string, gql bool) {
+	if gql {
+		if r.Method != http.MethodPost {
+			writeJSON(w, http.StatusMethodNotAllowed, map[string]any{"message": "GraphQL needs POST"})
+			return
+		}
+		s.serveGraphQL(w, r)
+		return
+	}
+	if s.primaryExhausted(w, "core") {
+		return
+	}
+	s.serveREST(w, r, p)
+}
+
+// primaryExhausted counts a request against its resource window, sets the X-RateLimit
+// headers, and answers the primary-limit 403 when the window is used up.
+func (s *Server) primaryExhausted(w http.ResponseWriter, resource string) bool {
+	s.mu.Lock()
+	now := s.opt.Now()
+	win := s.windows[resource]
+	if win == nil || !now.Before(win.reset) {
+		win = &rateWindow{reset: now.Add(s.opt.RateWindow)}
+		s.windows[resource] = win
+	}
+	over := win.used >= s.opt.RateLimit
+	if !over {
+		win.used++
+	}
+	used, reset := win.used, win.reset
+	remaining := s.opt.RateLimit - used
+	s.mu.Unlock()
+	h := w.Header()
+	h.Set("X-RateLimit-Limit", strconv.Itoa(s.opt.RateLimit))
+	h.Set("X-RateLimit-Remaining", strconv.Itoa(remaining))
+	h.Set("X-RateLimit-Used", strconv.Itoa(used))
+	h.Set("X-RateLimit-Reset", strconv.FormatInt(reset.Unix(), 10))
+	h.Set("X-RateLimit-Resource", resource)
+	if !over {
+		return false
+	}
+	if resource == "graphql" {
+		writeJSON(w, http.StatusOK, map[string]any{"errors": []map[string]any{{"type": "RATE_LIMITED",
+			"message": "API rate limit exceeded for user ID 1."}}})
+		return true
+	}
+	writeJSON(w, http.StatusForbidden, map[string]any{"message": "API rate limit exceeded for user ID 1.",
+		"documentation_url": "https://docs.github.com/rest/overview/rate-limits-for-the-rest-api#about-the-primary-rate-limit"})
+	return true
+}
+
+func writeJSON(w http.ResponseWriter, status int, v any) {
+	b, err := json.Marshal(v)
+	if err != nil {
+		http.Error(w, err.Error(), http.StatusInternalServerError)
+		return
+	}
+	w.Header().Set("Content-Type", "application/json; charset=utf-8")
+	w.WriteHeader(status)
+	w.Write(b)
+}
+
+func notFound(w http.ResponseWriter) {
+	writeJSON(w, http.StatusNotFound, map[string]any{"message": "Not Found",
+		"documentation_url": "https://docs.github.com/rest"})
+}
+
+func unprocessable(w http.ResponseWriter, msg string) {
+	writeJSON(w, http.StatusUnprocessableEntity, map[string]any{"message": "Validation Failed",
+		"errors":            []map[string]any{{"resource": "Team", "code": "custom", "message": msg}},
+		"documentation_url": "https://docs.github.com/rest"})
+}
+
+// pathMatch reports whether p matches a fault pattern: an exact path or a path.Match glob.
+func pathMatch(pattern, p string) bool {
+	if pattern == "" || pattern == p {
+		return true
+	}
+	ok, err := path.Match(pattern, p)
+	return err == nil && ok
+}

@@ -1,0 +1,268 @@
+package fakegithub
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net/http"
+	"strings"
+	"testing"
+	"time"
+
+	gh "github.com/google/go-github/v62/github"
+)
+
+func client(t *testing.T, s *Server, enterprise bool) *gh.Client {
+	t.Helper()
+	c := gh.NewClient(s.Client()).WithAuthToken("tok")
+	if enterprise {
+		var err error
+		if c, err = c.WithEnterpriseURLs(s.APIURL(), s.APIURL()); err != nil {
+			t.Fatal(err)
+		}
+		return c
+	}
+	c.BaseURL, _ = c.BaseURL.Parse(s.URL() + "/")
+	return c
+}
+
+func gql(t *testing.T, s *Server, query string, vars map[string]any) map[string]any {
+	t.Helper()
+	b, _ := json.Marshal(map[string]any{"query": query, "variables": vars})
+	req, _ := http.NewRequest(http.MethodPost, s.URL()+"/graphql", bytes.NewReader(b))
+	req.Header.Set("Authorization", "bearer tok")
+	resp, err := s.Client().Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	var out map[string]any
+	if err := json.NewDecoder(resp.Body).Decode(&out); err != nil {
+		t.Fatal(err)
+	}
+	return out
+}
+
+func TestRESTWithGoGitHub(t *testing.T) {
+	ctx := context.Background()
+	for _, enterprise := range []bool{false, true} {
+		s := New(Options{})
+		defer s.Close()
+		c := client(t, s, enterprise)
+		for i := range 150 {
+			s.SetMember("acme", fmt.Sprintf("user%03d", i), "member")
+		}
+		s.SetMember("acme", "Boss", "admin")
+		var all []*gh.User
+		opt := &gh.ListMembersOptions{Role: "member", ListOptions: gh.ListOptions{PerPage: 100}}
+		for {
+			us, resp, err := c.Organizations.ListMembers(ctx, "acme", opt)
+			if err != nil {
+				t.Fatal(err)
+			}
+			all = append(all, us...)
+			if resp.NextPage == 0 {
+				break
+			}
+			opt.Page = resp.NextPage
+		}
+		if len(all) != 150 {
+			t.Fatalf("listed %d members, want 150", len(all))
+		}
+		role := "admin"
+		m, _, err := c.Organizations.EditOrgMembership(ctx, "newbie", "acme", &gh.Membership{Role: &role})
+		if httpStatus(err) != 404 {
+			t.Fatalf("unknown user: %v %v", m, err)
+		}
+		s.AddUsers("newbie")
+		m, _, err = c.Organizations.EditOrgMembership(ctx, "newbie", "acme", &gh.Membership{Role: &role})
+		if err != nil || m.GetState() != "pending" || m.GetRole() != "admin" {
+			t.Fatalf("invite: %v %v", m, err)
+		}
+		closed := "closed"
+		tm, _, err := c.Teams.CreateTeam(ctx, "acme", gh.NewTeam{Name: "Core Eng", Privacy: &closed})
+		if err != nil || tm.GetSlug() != "core-eng" {
+			t.Fatalf("create: %v %v", tm, err)
+		}
+		if _, _, err = c.Teams.CreateTeam(ctx, "acme", gh.NewTeam{Name: "core eng"}); httpStatus(err) != 422 {
+			t.Fatalf("duplicate create: %v", err)
+		}
+		id := tm.GetID()
+		child, _, err := c.Teams.CreateTeam(ctx, "acme", gh.NewTeam{Name: "kid", ParentTeamID: &id})
+		if err != nil || child.GetPrivacy() != "closed" || child.GetParent().GetSlug() != "core-eng" {
+			t.Fatalf("child: %v %v", child, err)
+		}
+		if _, _, err := c.Teams.AddTeamMembershipBySlug(ctx, "acme", "kid", "newbie", nil); httpStatus(err) != 422 {
+			t.Fatalf("pending user added to team: %v", err)
+		}
+		tmm, _, err := c.Teams.AddTeamMembershipBySlug(ctx, "acme", "kid", "boss", &gh.TeamAddTeamMembershipOptions{Role: "maintainer"})
+		if err != nil || tmm.GetRole() != "maintainer" {
+			t.Fatalf("add: %v %v", tmm, err)
+		}
+		if _, _, err := c.Teams.EditTeamBySlug(ctx, "acme", "kid", gh.NewTeam{Name: "kid"}, true); err != nil {
+			t.Fatal(err)
+		}
+		if ti, _ := s.Team("acme", "kid"); ti.Parent != "" || ti.Members["Boss"] != "maintainer" {
+			t.Fatalf("after edit: %+v", ti)
+		}
+		if _, err := c.Organizations.RemoveOrgMembership(ctx, "boss", "acme"); err != nil {
+			t.Fatal(err)
+		}
+		if ti, _ := s.Team("acme", "kid"); len(ti.Members) != 0 {
+			t.Fatalf("org removal kept team membership: %+v", ti)
+		}
+		st := s.Stats()
+		if st.Connections < 1 || st.Connections > 2 || st.Writes != 9 {
+			t.Fatalf("stats %+v", st)
+		}
+	}
+}
+
+func httpStatus(err error) int {
+	var er *gh.ErrorResponse
+	if errors.As(err, &er) {
+		return er.Response.StatusCode
+	}
+	return 0
+}
+
+func itoa(i int) string { return fmt.Sprintf("%03d", i) }
+
+func TestGraphQLAliasesAndPages(t *testing.T) {
+	s := New(Options{})
+	defer s.Close()
+	var members []string
+	for i := range 130 {
+		members = append(members, "m"+itoa(i))
+		s.SetMember("acme", "m"+itoa(i), "member")
+	}
+	if _, err := s.AddTeam("acme", TeamSpec{Name: "big", Members: members, Maintainers: []string{"m000"}}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.AddTeam("acme", TeamSpec{Name: "small-one", Parent: "big", Members: []string{"m001"}}); err != nil {
+		t.Fatal(err)
+	}
+	q := `query($org: String!, $s0: String!, $s1: String!, $s2: String!) { organization(login: $org) {
+	  t0: team(slug: $s0) { databaseId slug parentTeam { slug } members(first: 100, membership: IMMEDIATE) { edges { role node { login } } pageInfo { hasNextPage endCursor } } }
+	  t1: team(slug: $s1) { slug parentTeam { slug databaseId } members(first: 100, membership: IMMEDIATE) { edges { role node { login } } pageInfo { hasNextPage endCursor } } }
+	  t2: team(slug: $s2) { slug }
+	} }`
+	out := gql(t, s, q, map[string]any{"org": "acme", "s0": "big", "s1": "small-one", "s2": "nope"})
+	if out["errors"] != nil {
+		t.Fatalf("errors: %v", out["errors"])
+	}
+	org := out["data"].(map[string]any)["organization"].(map[string]any)
+	t0 := org["t0"].(map[string]any)
+	mem := t0["members"].(map[string]any)
+	if len(mem["edges"].([]any)) != 100 || !mem["pageInfo"].(map[string]any)["hasNextPage"].(bool) {
+		t.Fatalf("first page %v", mem["pageInfo"])
+	}
+	if org["t2"] != nil || org["t1"].(map[string]any)["parentTeam"].(map[string]any)["slug"] != "big" {
+		t.Fatalf("t1/t2: %v %v", org["t1"], org["t2"])
+	}
+	cur := mem["pageInfo"].(map[string]any)["endCursor"].(string)
+	out = gql(t, s, `query($org: String!, $s0: String!, $c0: String!) { organization(login: $org) {
+	  t0: team(slug: $s0) { members(first: 100, after: $c0, membership: IMMEDIATE) { edges { role node { login } } pageInfo { hasNextPage endCursor } } } } }`,
+		map[string]any{"org": "acme", "s0": "big", "c0": cur})
+	mem = out["data"].(map[string]any)["organization"].(map[string]any)["t0"].(map[string]any)["members"].(map[string]any)
+	if len(mem["edges"].([]any)) != 30 || mem["pageInfo"].(map[string]any)["hasNextPage"].(bool) {
+		t.Fatalf("second page %v", mem)
+	}
+	st := s.Stats()
+	if st.GraphQLTeamDocs != 2 || st.TeamAliases != 4 || st.MaxTeamAliases != 3 {
+		t.Fatalf("stats %+v", st)
+	}
+
+	// Strictness: undeclared and unused variables, unknown fields, first > 100.
+	for _, bad := range []struct{ q, want string }{
+		{`query { organization(login: $org) { login } }`, "not declared"},
+		{`query($org: String!, $x: String) { organization(login: $org) { login } }`, "not used"},
+		{`query($org: String!) { organization(login: $org) { nope } }`, "doesn't exist"},
+		{`query($org: String!) { organization(login: $org) { team(slug: "big") { members(first: 101) { totalCount } } } }`, "exceeds"},
+		{`query($org: String!) { organization(login: $org) { ...F } }`, "fragments"},
+	} {
+		out := gql(t, s, bad.q, map[string]any{"org": "acme"})
+		b, _ := json.Marshal(out["errors"])
+		if !strings.Contains(string(b), bad.want) {
+			t.Errorf("%s: errors %s, want %q", bad.q, b, bad.want)
+		}
+	}
+
+	// Per-alias failure.
+	s.FailTeamAlias("acme", "big", 1)
+	out = gql(t, s, `query($org: String!, $a: String!, $b: String!) { organization(login: $org) { x: team(slug: $a) { slug } y: team(slug: $b) { slug } } }`,
+		map[string]any{"org": "acme", "a": "big", "b": "small-one"})
+	errs := out["errors"].([]any)
+	if len(errs) != 1 || errs[0].(map[string]any)["path"].([]any)[1] != "x" {
+		t.Fatalf("alias errors %v", errs)
+	}
+	if out["data"].(map[string]any)["organization"].(map[string]any)["y"] == nil {
+		t.Fatal("other alias lost")
+	}
+}
+
+func TestOrgMembersGraphQL(t *testing.T) {
+	s := New(Options{})
+	defer s.Close()
+	s.SetMember("acme", "Alice", "admin")
+	s.SetMember("acme", "bob", "member")
+	s.Invite("acme", "carol", "member")
+	out := gql(t, s, `query($org: String!) { organization(login: $org) {
+	  membersWithRole(first: 100) { edges { role node { login } } pageInfo { hasNextPage endCursor } }
+	  pendingMembers(first: 100) { nodes { login } pageInfo { hasNextPage } } } }`, map[string]any{"org": "acme"})
+	b, _ := json.Marshal(out)
+	if !strings.Contains(string(b), `{"node":{"login":"Alice"},"role":"ADMIN"}`) || !strings.Contains(string(b), `"nodes":[{"login":"carol"}]`) {
+		t.Fatalf("answer %s", b)
+	}
+}
+
+func TestFaults(t *testing.T) {
+	ctx := context.Background()
+	s := New(Options{MaxHang: 2 * time.Second})
+	defer s.Close()
+	s.AddOrg("acme")
+	c := client(t, s, false)
+	s.AddFault(Fault{Method: "POST", Path: "/orgs/acme/teams", Kind: TooManyRequests, RetryAfter: 3 * time.Second, Times: 1})
+	_, resp, err := c.Teams.CreateTeam(ctx, "acme", gh.NewTeam{Name: "x"})
+	if err == nil || resp.StatusCode != 429 || resp.Header.Get("Retry-After") != "3" {
+		t.Fatalf("429: %v", err)
+	}
+	s.AddFault(Fault{Path: "/orgs/*/teams/*", Kind: SecondaryLimit, RetryAfter: time.Second, Times: 1})
+	if _, _, err := c.Teams.GetTeamBySlug(ctx, "acme", "x"); !isAbuse(err) {
+		t.Fatalf("secondary: %T %v", err, err)
+	}
+	// A lost answer: the team is created, the connection dropped. (A new client: go-github
+	// refuses requests by itself for a while after a secondary limit.)
+	c = client(t, s, false)
+	s.AddFault(Fault{Method: "POST", Path: "/orgs/acme/teams", Kind: Reset, After: true, Times: 1})
+	if _, _, err := c.Teams.CreateTeam(ctx, "acme", gh.NewTeam{Name: "lost"}); err == nil {
+		t.Fatal("reset: no error")
+	}
+	if _, ok := s.Team("acme", "lost"); !ok {
+		t.Fatal("the write behind the reset did not happen")
+	}
+	// Hang until the client gives up.
+	s.AddFault(Fault{Path: "/meta", Kind: Hang, Times: 1})
+	hctx, cancel := context.WithTimeout(ctx, 200*time.Millisecond)
+	defer cancel()
+	start := time.Now()
+	if _, _, err := c.Meta.Get(hctx); err == nil || time.Since(start) > time.Second {
+		t.Fatalf("hang: %v after %s", err, time.Since(start))
+	}
+	if st := s.Stats(); st.Faults != 4 {
+		t.Fatalf("faults %d", st.Faults)
+	}
+	// No token.
+	resp2, err := http.Get(s.URL() + "/meta")
+	if err != nil || resp2.StatusCode != 401 {
+		t.Fatalf("no token: %v %v", resp2, err)
+	}
+	resp2.Body.Close()
+}
+
+func isAbuse(err error) bool {
+	var ab *gh.AbuseRateLimitError
+	return errors.As(err, &ab)
+}

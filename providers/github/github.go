@@ -1,0 +1,525 @@
+// Package github is the GitHub provider: `github_org` targets (the org's admin and member
+// roles, with pending invitations) and `github_team` targets (one team per file: members,
+// maintainers, parent team, privacy).
+//
+// The Ruby plugin it replaces spent most of its time opening connections and reading teams one
+// GraphQL query at a time. This package is built around the network budget instead:
+//
+//   - one shared *http.Transport per API host, with as many idle connections kept as may be
+//     in flight (MaxIdleConnsPerHost = MaxConnsPerHost = PoolSize), so a run opens at most
+//     PoolSize connections per host whatever the number of requests;
+//   - teams are read in bulk, BatchSize teams per aliased GraphQL query (first member page
+//     included), then only the teams with more members get continuation queries, also
+//     aliased; slugs, logins and cursors are passed as variables, never pasted into the text;
+//   - the org's members, admins and pending invitations are read once per (host, org) and
+//     shared by the org target and every team target of that org (coalesced, so two targets
+//     that ask at once cause one read);
+//   - reads and writes share per-host concurrency limits; rate limits (Retry-After,
+//     X-RateLimit-Remaining/Reset, secondary limits, 429) are honoured by a retrying
+//     transport with bounded attempts, backoff with jitter and a run budget that stops the
+//     run with a clear error instead of hammering GitHub;
+//   - a write whose answer was lost is never replayed blindly: idempotent writes (PUT/DELETE
+//     memberships, PATCH a team) may be repeated, but a team-creating POST is only tried
+//     again after reading back that the team does not exist.
+//
+// The provider never computes diffs (providers.Diff does). It derives desired attributes from
+// metadata (Desire), reads current state (Read) and turns changes into API calls (Apply).
+// Desire must be called for every desired group of a target before Read, as deploy.Build
+// does: Read uses the desired groups to leave out users GitHub cannot take (team members who
+// are not org members, invitations when `invite` is disabled, ...) so that they do not show
+// up as a change on every run, as the Ruby plugin does. A provider serves one plan: build a
+// new one per plan (Registry.Provider is cheap; the shared pieces live in the Registry).
+//
+// OU keys: org, token (usually <%= ENV["GITHUB_TOKEN"] %>; GITHUB_TOKEN is the fallback when
+// it renders empty), base, addr (GitHub Enterprise Server API URL; GraphQL is then at
+// /api/graphql), graphql_url (override), ignore_not_found; github_org also features
+// ([invite, remove], default both) and ignore (usernames never touched); github_team also
+// delete_teams.
+//
+// Wiring:
+//
+//	reg := github.NewRegistry(github.Options{Logger: logger})
+//	defer reg.Close()
+//	f := func(ou *config.OU) (providers.Provider, error) { return reg.Provider(ou) }
+//	opt := deploy.Options{Providers: map[string]deploy.Factory{"github_org": f, "github_team": f}}
+package github
+
+import (
+	"context"
+	"fmt"
+	"log/slog"
+	"net"
+	"net/http"
+	"net/url"
+	"os"
+	"strings"
+	"sync"
+	"time"
+
+	gh "github.com/google/go-github/v62/github"
+
+	"github.com/entitlements-go/entitlements/cache"
+	"github.com/entitlements-go/entitlements/config"
+	"github.com/entitlements-go/entitlements/internal/yaml11"
+	"github.com/entitlements-go/entitlements/providers"
+)
+
+// Options tune the provider. Zero fields take the documented defaults.
+type Options struct {
+	// PoolSize is the number of connections kept per API host (MaxConnsPerHost and
+	// MaxIdleConnsPerHost of the shared transport). Default 8. Keep it at or above
+	// ReadConcurrency + WriteConcurrency, or requests queue for a connection.
+	PoolSize int
+	// ReadConcurrency bounds reads (GraphQL queries, REST GETs) in flight per host, shared by
+	// every target on that host. Default 4: batching, not parallelism, is what makes reads
+	// fast, and GitHub caps concurrent requests per token.
+	ReadConcurrency int
+	// WriteConcurrency bounds writes in flight per host. Default 2 (GitHub asks for writes
+	// one after another; 2 keeps a run moving without tripping secondary limits).
+	WriteConcurrency int
+	// WriteInterval is the minimum spacing between the starts of two writes on one host.
+	// Default 0; GitHub's guidance for bulk changes is about 1 s.
+	WriteInterval time.Duration
+	// BatchSize is the number of teams per GraphQL query (1..100). Default 25: a query then
+	// costs 25×101 nodes and one rate-limit point, and stays well inside GitHub's 10 s
+	// processing limit.
+	BatchSize int
+	// MaxAttempts bounds the tries of one request (retries after 5xx, transport errors and
+	// rate limits included). Default 4.
+	MaxAttempts int
+	// BaseBackoff and MaxBackoff shape the exponential backoff (with full jitter) after 5xx and
+	// transport errors. Defaults 1 s and 30 s.
+	BaseBackoff, MaxBackoff time.Duration
+	// SecondaryWait is the wait after a secondary rate limit without Retry-After. Default 60 s
+	// (GitHub's documented minimum).
+	SecondaryWait time.Duration
+	// RequestTimeout bounds one attempt of one request. Default 60 s.
+	RequestTimeout time.Duration
+	// MaxRequests is the run budget of requests sent (all hosts). Default 0: no limit.
+	MaxRequests int64
+	// MaxWait is the run budget of time spent waiting for rate limits and backoff (all
+	// hosts). A wait that would exceed it stops the run with ErrBudget. Default 15 minutes;
+	// negative means no limit.
+	MaxWait time.Duration
+	// BaseURL is the REST base used when an OU has no `addr`. Default https://api.github.com/.
+	// Tests point it at a fake server.
+	BaseURL string
+	// GraphQLURL is the GraphQL endpoint used when an OU has no `addr` and no `graphql_url`.
+	// Default: derived from BaseURL (<base>/graphql).
+	GraphQLURL string
+	// HTTPClient, when set, supplies the base transport for every host instead of the
+	// package's own pooled transports (its Transport is wrapped; the caller owns it and
+	// its pool settings).
+	HTTPClient *http.Client
+	// Getenv supplies GITHUB_TOKEN when an OU's `token` is empty. Default os.LookupEnv.
+	Getenv func(string) (string, bool)
+	// Now and Sleep are the clock (tests inject a fake one so rate-limit waits take no real
+	// time). Defaults time.Now and a timer that honours the context.
+	Now   func() time.Time
+	Sleep func(ctx context.Context, d time.Duration) error
+	// Jitter returns a number in [0, 1) for backoff jitter. Default math/rand/v2.
+	Jitter func() float64
+	// Logger receives per-user warnings (users skipped, invitations refused, ...). Default:
+	// discard.
+	Logger *slog.Logger
+}
+
+func (o Options) withDefaults() Options {
+	if o.PoolSize <= 0 {
+		o.PoolSize = 8
+	}
+	if o.ReadConcurrency <= 0 {
+		o.ReadConcurrency = 4
+	}
+	if o.WriteConcurrency <= 0 {
+		o.WriteConcurrency = 2
+	}
+	if o.BatchSize <= 0 {
+		o.BatchSize = 25
+	}
+	o.BatchSize = min(o.BatchSize, 100)
+	if o.MaxAttempts <= 0 {
+		o.MaxAttempts = 4
+	}
+	if o.BaseBackoff <= 0 {
+		o.BaseBackoff = time.Second
+	}
+	if o.MaxBackoff <= 0 {
+		o.MaxBackoff = 30 * time.Second
+	}
+	if o.SecondaryWait <= 0 {
+		o.SecondaryWait = time.Minute
+	}
+	if o.RequestTimeout <= 0 {
+		o.RequestTimeout = time.Minute
+	}
+	if o.MaxWait == 0 {
+		o.MaxWait = 15 * time.Minute
+	}
+	if o.BaseURL == "" {
+		o.BaseURL = "https://api.github.com/"
+	}
+	if !strings.HasSuffix(o.BaseURL, "/") {
+		o.BaseURL += "/"
+	}
+	if o.Getenv == nil {
+		o.Getenv = os.LookupEnv
+	}
+	if o.Now == nil {
+		o.Now = time.Now
+	}
+	if o.Sleep == nil {
+		o.Sleep = sleepCtx
+	}
+	if o.Jitter == nil {
+		o.Jitter = randFloat
+	}
+	if o.Logger == nil {
+		o.Logger = slog.New(slog.DiscardHandler)
+	}
+	return o
+}
+
+func sleepCtx(ctx context.Context, d time.Duration) error {
+	if d <= 0 {
+		return ctx.Err()
+	}
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-t.C:
+		return nil
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+}
+
+// Registry owns the shared pieces of a run: one transport, concurrency limits, rate-limit
+// state and org-member cache per API host, and the run budget. Build every GitHub provider of
+// a run from one Registry, and Close it at the end.
+type Registry struct {
+	opt    Options
+	budget budget
+
+	mu    sync.Mutex
+	hosts map[string]*host
+}
+
+// NewRegistry returns an empty registry.
+func NewRegistry(opt Options) *Registry {
+	opt = opt.withDefaults()
+	return &Registry{opt: opt, budget: budget{maxRequests: opt.MaxRequests, maxWait: opt.MaxWait},
+		hosts: map[string]*host{}}
+}
+
+// Close closes the idle connections of the registry's transports.
+func (r *Registry) Close() {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	for _, h := range r.hosts {
+		if h.transport != nil {
+			h.transport.CloseIdleConnections()
+		}
+	}
+}
+
+// Counters sums the counters of every host: rest_requests, graphql_requests,
+// connections_opened, retries, rate_limited, rate_limit_wait_ms, backoff_wait_ms, writes,
+// skipped_users, warnings.
+func (r *Registry) Counters() map[string]int64 {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	out := map[string]int64{}
+	for _, h := range r.hosts {
+		for k, v := range h.counters.snapshot() {
+			out[k] += v
+		}
+	}
+	return out
+}
+
+// host is one API host: its transport, limits, caches and counters.
+type host struct {
+	reg        *Registry
+	restBase   *url.URL
+	graphqlURL string
+	// checkMeta: the host was given by `addr`, so GET /meta decides whether it is GitHub
+	// Enterprise Server (which has no pending-invitation read); dotcom never asks.
+	checkMeta bool
+
+	transport *http.Transport // nil when Options.HTTPClient supplies the transport
+	base      http.RoundTripper
+	counters  counters
+	reads     chan struct{}
+	writes    chan struct{}
+
+	paceMu    sync.Mutex
+	nextWrite time.Time
+
+	orgMu sync.Mutex
+	orgs  cache.TTL[*orgState]
+	meta  cache.TTL[bool]
+
+	mu       sync.Mutex
+	sessions map[string]*session
+}
+
+// hostFor returns the host of an OU's `addr` (or the default base URL).
+func (r *Registry) hostFor(addr, graphqlURL string) (*host, error) {
+	var restBase *url.URL
+	checkMeta := false
+	switch {
+	case addr != "":
+		// Same normalisation as go-github's WithEnterpriseURLs: a GHES host gets /api/v3/.
+		c, err := gh.NewClient(nil).WithEnterpriseURLs(addr, addr)
+		if err != nil {
+			return nil, fmt.Errorf("addr %q: %w", addr, err)
+		}
+		restBase = c.BaseURL
+		checkMeta = true
+	default:
+		u, err := url.Parse(r.opt.BaseURL)
+		if err != nil {
+			return nil, fmt.Errorf("base URL %q: %w", r.opt.BaseURL, err)
+		}
+		restBase = u
+		if graphqlURL == "" {
+			graphqlURL = r.opt.GraphQLURL
+		}
+	}
+	if graphqlURL == "" {
+		graphqlURL = deriveGraphQLURL(restBase)
+	}
+	key := restBase.String() + " " + graphqlURL
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if h, ok := r.hosts[key]; ok {
+		return h, nil
+	}
+	h := &host{reg: r, restBase: restBase, graphqlURL: graphqlURL, checkMeta: checkMeta,
+		reads: make(chan struct{}, r.opt.ReadConcurrency), writes: make(chan struct{}, r.opt.WriteConcurrency),
+		sessions: map[string]*session{}}
+	if r.opt.HTTPClient != nil && r.opt.HTTPClient.Transport != nil {
+		h.base = r.opt.HTTPClient.Transport
+	} else {
+		h.transport = newTransport(r.opt.PoolSize, func() { h.counters.conns.Add(1) })
+		h.base = h.transport
+	}
+	r.hosts[key] = h
+	return h, nil
+}
+
+// deriveGraphQLURL: dotcom serves GraphQL at <api>/graphql, GHES at /api/graphql next to
+// /api/v3 (the Ruby plugin posted to /api/v3/graphql, which GHES does not serve).
+func deriveGraphQLURL(rest *url.URL) string {
+	u := *rest
+	if strings.HasSuffix(u.Path, "/api/v3/") {
+		u.Path = strings.TrimSuffix(u.Path, "v3/") + "graphql"
+	} else {
+		u.Path = strings.TrimSuffix(u.Path, "/") + "/graphql"
+	}
+	return u.String()
+}
+
+// newTransport clones the default transport and sizes its pool: Go keeps only 2 idle
+// connections per host by default, so with more requests in flight the extras would be
+// closed and reopened; MaxConnsPerHost caps the connections ever open at once. onDial counts
+// connections opened (a dial whose connection ends up unused still counts, as it would on
+// the server).
+func newTransport(pool int, onDial func()) *http.Transport {
+	t := http.DefaultTransport.(*http.Transport).Clone()
+	t.MaxIdleConnsPerHost = pool
+	t.MaxConnsPerHost = pool
+	t.MaxIdleConns = max(t.MaxIdleConns, pool)
+	t.ForceAttemptHTTP2 = true
+	d := &net.Dialer{Timeout: 30 * time.Second, KeepAlive: 30 * time.Second}
+	t.DialContext = func(ctx context.Context, network, addr string) (net.Conn, error) {
+		c, err := d.DialContext(ctx, network, addr)
+		if err == nil {
+			onDial()
+		}
+		return c, err
+	}
+	return t
+}
+
+// session is one token on one host: its go-github client and its rate-limit state (GitHub
+// limits are per token).
+type session struct {
+	h     *host
+	token string
+	http  *http.Client
+	gh    *gh.Client
+	rate  rateState
+}
+
+func (h *host) session(token string) *session {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if s, ok := h.sessions[token]; ok {
+		return s
+	}
+	s := &session{h: h, token: token}
+	s.http = &http.Client{Transport: &roundTripper{s: s},
+		CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
+	s.gh = gh.NewClient(s.http)
+	s.gh.BaseURL = h.restBase
+	h.sessions[token] = s
+	return s
+}
+
+// settings are the OU keys the provider reads.
+type settings struct {
+	org, token, base, addr, graphqlURL string
+	ignoreNotFound, deleteTeams        bool
+	invite, remove                     bool
+	ignore                             map[string]bool
+}
+
+func text(m *yaml11.Node, k string) string {
+	if v := m.Get(k); v != nil && v.Kind != yaml11.Null {
+		return strings.TrimSpace(v.Text())
+	}
+	return ""
+}
+
+func flag(m *yaml11.Node, k string) (bool, error) {
+	v := m.Get(k)
+	if v == nil || v.Kind == yaml11.Null {
+		return false, nil
+	}
+	if v.Kind != yaml11.Bool {
+		return false, fmt.Errorf("%s must be true or false, not %s", k, v.Text())
+	}
+	return v.Bool, nil
+}
+
+func (r *Registry) settings(ou *config.OU) (settings, error) {
+	m := ou.Settings
+	s := settings{org: text(m, "org"), token: text(m, "token"), base: ou.Base, addr: text(m, "addr"),
+		graphqlURL: text(m, "graphql_url"), invite: true, remove: true, ignore: map[string]bool{}}
+	if s.base == "" {
+		s.base = text(m, "base")
+	}
+	if s.org == "" {
+		return s, fmt.Errorf("OU %s has no org", ou.Key)
+	}
+	if s.base == "" {
+		return s, fmt.Errorf("OU %s has no base", ou.Key)
+	}
+	if s.token == "" {
+		s.token, _ = r.opt.Getenv("GITHUB_TOKEN")
+		s.token = strings.TrimSpace(s.token)
+	}
+	if s.token == "" {
+		return s, fmt.Errorf("OU %s has no GitHub token: set `token` (usually <%%= ENV[\"GITHUB_TOKEN\"] %%>) and make sure the variable is set", ou.Key)
+	}
+	var err error
+	if s.ignoreNotFound, err = flag(m, "ignore_not_found"); err != nil {
+		return s, fmt.Errorf("OU %s: %w", ou.Key, err)
+	}
+	if s.deleteTeams, err = flag(m, "delete_teams"); err != nil {
+		return s, fmt.Errorf("OU %s: %w", ou.Key, err)
+	}
+	if f := m.Get("features"); f != nil && f.Kind != yaml11.Null {
+		if f.Kind != yaml11.Seq {
+			return s, fmt.Errorf("OU %s: features must be a list (of invite, remove)", ou.Key)
+		}
+		s.invite, s.remove = false, false
+		for _, it := range f.Items {
+			switch it.Text() {
+			case "invite":
+				s.invite = true
+			case "remove":
+				s.remove = true
+			default:
+				return s, fmt.Errorf("OU %s: unknown feature %q (known: invite, remove)", ou.Key, it.Text())
+			}
+		}
+	}
+	if ig := m.Get("ignore"); ig != nil && ig.Kind != yaml11.Null {
+		if ig.Kind != yaml11.Seq {
+			return s, fmt.Errorf("OU %s: ignore must be a list of usernames", ou.Key)
+		}
+		for _, it := range ig.Items {
+			s.ignore[strings.ToLower(it.Text())] = true
+		}
+	}
+	return s, nil
+}
+
+// Provider builds the provider of a `github_org` or `github_team` OU. A missing token is an
+// error here, so that a plan fails before any request is sent.
+func (r *Registry) Provider(ou *config.OU) (providers.Provider, error) {
+	if ou.Type != "github_org" && ou.Type != "github_team" {
+		return nil, fmt.Errorf("the GitHub provider does not handle type %q", ou.Type)
+	}
+	s, err := r.settings(ou)
+	if err != nil {
+		return nil, err
+	}
+	h, err := r.hostFor(s.addr, s.graphqlURL)
+	if err != nil {
+		return nil, fmt.Errorf("OU %s: %w", ou.Key, err)
+	}
+	init := func(t *target) {
+		t.s, t.cfg, t.ou = h.session(s.token), s, ou.Key
+		t.log = r.opt.Logger.With("ou", ou.Key)
+		t.desired = map[string]*providers.Group{}
+	}
+	if ou.Type == "github_org" {
+		p := &OrgProvider{}
+		init(&p.target)
+		return p, nil
+	}
+	p := &TeamProvider{snaps: map[string]*teamSnap{}, leftOut: map[string][]string{}, createErr: map[string]error{}}
+	init(&p.target)
+	return p, nil
+}
+
+// target is what both providers share: the session, the OU settings, per-target counters and
+// the desired groups recorded by Desire.
+type target struct {
+	s        *session
+	cfg      settings
+	ou       string
+	log      *slog.Logger
+	counters counters
+
+	mu      sync.Mutex
+	desired map[string]*providers.Group // providers.Key(DN) → desired group
+}
+
+// Counters implements providers.Counter: the requests made for this target (the shared org
+// read is counted for the target that triggered it).
+func (t *target) Counters() map[string]int64 { return t.counters.snapshot() }
+
+// DeletesGroups implements providers.DeletePolicy.
+func (t *target) DeletesGroups(*providers.Target) bool { return t.cfg.deleteTeams }
+
+// withTarget attaches the target's counters to the context of its requests.
+func (t *target) withTarget(ctx context.Context) context.Context {
+	return context.WithValue(ctx, targetKey{}, &t.counters)
+}
+
+func (t *target) record(g *providers.Group) {
+	t.mu.Lock()
+	t.desired[providers.Key(g.DN)] = g
+	t.mu.Unlock()
+}
+
+func (t *target) desiredGroups() map[string]*providers.Group {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	out := make(map[string]*providers.Group, len(t.desired))
+	for k, g := range t.desired {
+		out[k] = g
+	}
+	return out
+}
+
+func (t *target) warn(msg string, args ...any) {
+	t.counters.warnings.Add(1)
+	t.s.h.counters.warnings.Add(1)
+	t.log.Warn(msg, args...)
+}

@@ -1,0 +1,341 @@
+package github
+
+import (
+	"context"
+	"fmt"
+	"net/http"
+	"slices"
+	"strings"
+	"sync"
+
+	gh "github.com/google/go-github/v62/github"
+
+	"github.com/entitlements-go/entitlements/internal/dn"
+	"github.com/entitlements-go/entitlements/providers"
+)
+
+// OrgProvider manages a `github_org` OU: exactly two groups, admin and member, one role per
+// user. Pending invitations count as present: they are never sent again, and are cancelled
+// when the user is in no group.
+type OrgProvider struct {
+	target
+}
+
+var roles = [2]string{"admin", "member"}
+
+func groupCN(g *providers.Group) string {
+	if g.CN != "" {
+		return g.CN
+	}
+	return dn.FirstValue(g.DN)
+}
+
+func (p *OrgProvider) roleDN(role string) string { return "cn=" + role + "," + p.cfg.base }
+
+// Desire implements providers.Desirer. It checks the role groups (only admin and member; a
+// user in both is refused here, before anything is read, because GitHub has one role per
+// user and picking one silently would hide a mistake in the definitions), drops `ignore`d
+// users, and clears the description, which GitHub does not store (Ruby parity).
+func (p *OrgProvider) Desire(_ *providers.Target, g *providers.Group) error {
+	role := strings.ToLower(groupCN(g))
+	if role != "admin" && role != "member" {
+		return fmt.Errorf("github_org OU %s defines group %q: only admin and member are allowed", p.ou, groupCN(g))
+	}
+	g.Description = ""
+	members := make([]string, 0, len(g.Members))
+	for _, m := range g.Members {
+		if !p.cfg.ignore[strings.ToLower(m)] {
+			members = append(members, m)
+		}
+	}
+	g.Members = members
+	p.mu.Lock()
+	p.desired[role] = g
+	other := p.desired[otherRole(role)]
+	p.mu.Unlock()
+	if other != nil {
+		if both := overlap(g.Members, other.Members); len(both) > 0 {
+			return fmt.Errorf("github_org OU %s: users in both admin and member (GitHub has one role per user): %s",
+				p.ou, strings.Join(both, ", "))
+		}
+	}
+	return nil
+}
+
+func otherRole(r string) string {
+	if r == "admin" {
+		return "member"
+	}
+	return "admin"
+}
+
+func overlap(a, b []string) []string {
+	in := map[string]bool{}
+	for _, x := range a {
+		in[strings.ToLower(x)] = true
+	}
+	var out []string
+	for _, x := range b {
+		if in[strings.ToLower(x)] {
+			out = append(out, x)
+		}
+	}
+	slices.Sort(out)
+	return out
+}
+
+// Read implements providers.Provider: both role groups, from the org read shared with the
+// team targets of the same org. Pending invitees are put in the group that wants them (or in
+// member when none does, so that the diff cancels the invitation); with `invite` disabled,
+// desired users who are absent are shown as present, and with `remove` disabled, current
+// users who are in no group are left out, so suppressed changes do not appear on every run.
+func (p *OrgProvider) Read(ctx context.Context, t *providers.Target) (*providers.State, error) {
+	desired := p.desiredRoles()
+	if len(desired) > 0 {
+		var missing []string
+		for _, r := range roles {
+			if desired[r] == nil {
+				missing = append(missing, r)
+			}
+		}
+		if len(missing) > 0 {
+			return nil, fmt.Errorf("github_org OU %s must define both admin and member (missing: %s)", p.ou, strings.Join(missing, ", "))
+		}
+	}
+	ctx = p.withTarget(ctx)
+	st, err := p.s.orgState(ctx, p.cfg.org)
+	if err != nil {
+		return nil, err
+	}
+	want := map[string]string{} // lower login → desired role
+	for r, g := range desired {
+		for _, m := range g.Members {
+			want[strings.ToLower(m)] = r
+		}
+	}
+	groups := map[string]*providers.Group{}
+	for _, r := range roles {
+		groups[r] = &providers.Group{DN: p.roleDN(r), CN: r}
+	}
+	st.mu.Lock()
+	for k, r := range st.roles {
+		if p.cfg.ignore[k] {
+			continue
+		}
+		if !p.cfg.remove && want[k] == "" {
+			continue
+		}
+		groups[r].Members = append(groups[r].Members, st.logins[k])
+	}
+	for k := range st.pending {
+		if p.cfg.ignore[k] {
+			continue
+		}
+		r := want[k]
+		if r == "" {
+			if !p.cfg.remove {
+				continue
+			}
+			r = "member"
+		}
+		groups[r].Members = append(groups[r].Members, st.logins[k])
+	}
+	if !p.cfg.invite {
+		for k, r := range want {
+			if st.roles[k] == "" && !st.pending[k] {
+				groups[r].Members = append(groups[r].Members, spelled(desired[r].Members, k))
+			}
+		}
+	}
+	st.mu.Unlock()
+	out := &providers.State{Groups: map[string]*providers.Group{}}
+	for _, g := range groups {
+		slices.Sort(g.Members)
+		out.Groups[providers.Key(g.DN)] = g
+	}
+	return out, nil
+}
+
+func (p *OrgProvider) desiredRoles() map[string]*providers.Group {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	out := map[string]*providers.Group{}
+	for _, r := range roles {
+		if g := p.desired[r]; g != nil {
+			out[r] = g
+		}
+	}
+	return out
+}
+
+// spelled returns the member of list whose lower-case form is k.
+func spelled(list []string, k string) string {
+	for _, m := range list {
+		if strings.ToLower(m) == k {
+			return m
+		}
+	}
+	return k
+}
+
+// orgOp is one user's write: PUT a role, or DELETE the membership (role "").
+type orgOp struct {
+	login   string
+	role    string
+	changes []int
+	res     userResult
+}
+
+// Apply implements providers.Provider. It takes the changes of both role groups together so
+// that a move is one PUT of the new role (never a DELETE then an invitation), computes each
+// user's final role, and writes each user once.
+func (p *OrgProvider) Apply(ctx context.Context, t *providers.Target, changes []*providers.Change) []providers.Outcome {
+	ctx = p.withTarget(ctx)
+	out := make([]providers.Outcome, len(changes))
+	final := map[string]string{} // lower login → desired role
+	for r, g := range p.desiredRoles() {
+		for _, m := range g.Members {
+			final[strings.ToLower(m)] = r
+		}
+	}
+	roleOf := make([]string, len(changes))
+	bad := make([]bool, len(changes))
+	for i, c := range changes {
+		r := strings.ToLower(dn.FirstValue(c.DN))
+		if c.Kind != providers.UpdateGroup || (r != "admin" && r != "member") {
+			out[i] = providers.Outcome{Change: c, Status: providers.Failed,
+				Err: fmt.Errorf("github_org OU %s can only update the admin and member groups, not %s %s", p.ou, c.Kind, c.DN)}
+			bad[i] = true
+			continue
+		}
+		roleOf[i] = r
+		if c.Desired != nil {
+			for _, m := range c.Desired.Members {
+				final[strings.ToLower(m)] = r
+			}
+		}
+	}
+	// A user in both groups is refused by Desire; check again here for callers that did not
+	// call it, and fail the changes rather than guess a role.
+	var both []string
+	for i, c := range changes {
+		for j := i + 1; j < len(changes); j++ {
+			if !bad[i] && !bad[j] && roleOf[i] != roleOf[j] && c.Desired != nil && changes[j].Desired != nil {
+				both = append(both, overlap(c.Desired.Members, changes[j].Desired.Members)...)
+			}
+		}
+	}
+	if len(both) > 0 {
+		err := fmt.Errorf("users in both admin and member (GitHub has one role per user): %s", strings.Join(both, ", "))
+		for i, c := range changes {
+			if !bad[i] {
+				out[i] = providers.Outcome{Change: c, Status: providers.Failed, Err: err}
+			}
+		}
+		return out
+	}
+	st, err := p.s.orgStateForApply(ctx, p.cfg.org)
+	if err != nil {
+		for i, c := range changes {
+			if !bad[i] {
+				out[i] = providers.Outcome{Change: c, Status: providers.Failed, Err: fmt.Errorf("reading the org: %w", err)}
+			}
+		}
+		return out
+	}
+	ops := map[string]*orgOp{}
+	op := func(login string) *orgOp {
+		k := strings.ToLower(login)
+		if ops[k] == nil {
+			ops[k] = &orgOp{login: login}
+		}
+		return ops[k]
+	}
+	for i, c := range changes {
+		if bad[i] {
+			continue
+		}
+		for _, u := range c.Add {
+			o := op(u)
+			o.login, o.role = u, roleOf[i]
+			o.changes = append(o.changes, i)
+		}
+		for _, u := range c.Remove {
+			o := op(u)
+			o.role = final[strings.ToLower(u)] // "" unless the user moves to the other role
+			o.changes = append(o.changes, i)
+		}
+	}
+	var wg sync.WaitGroup
+	for _, o := range ops {
+		wg.Go(func() { o.res = p.write(ctx, st, o) })
+	}
+	wg.Wait()
+	per := make([][]userResult, len(changes))
+	for _, o := range ops {
+		if o.res.warn != "" {
+			p.warn(o.res.warn)
+		}
+		for _, i := range o.changes {
+			per[i] = append(per[i], o.res)
+		}
+	}
+	for i, c := range changes {
+		if !bad[i] {
+			out[i] = outcome(c, per[i])
+		}
+	}
+	return out
+}
+
+func (p *OrgProvider) write(ctx context.Context, st *orgState, o *orgOp) userResult {
+	org := p.cfg.org
+	if o.role == "" {
+		if !p.cfg.remove {
+			return skipped("%s: not removed from %s (the remove feature is disabled)", o.login, org)
+		}
+		err := p.s.write(ctx, func(ctx context.Context) error {
+			_, err := p.s.gh.Organizations.RemoveOrgMembership(ctx, o.login, org)
+			return err
+		})
+		switch {
+		case err == nil:
+			st.drop(o.login)
+			return applied()
+		case httpStatus(err) == http.StatusNotFound:
+			st.drop(o.login)
+			return already()
+		}
+		return writeFailure(err, "removing %s from %s", o.login, org)
+	}
+	if !st.present(o.login) && !p.cfg.invite {
+		return skipped("%s: not invited to %s (the invite feature is disabled)", o.login, org)
+	}
+	role := o.role
+	var m *gh.Membership
+	err := p.s.write(ctx, func(ctx context.Context) error {
+		var err error
+		m, _, err = p.s.gh.Organizations.EditOrgMembership(ctx, o.login, org, &gh.Membership{Role: &role})
+		return err
+	})
+	switch code := httpStatus(err); {
+	case err == nil:
+	case code == http.StatusNotFound && p.cfg.ignoreNotFound:
+		return skipped("%s: no such GitHub user, not added to %s as %s (ignore_not_found)", o.login, org, role)
+	case code == http.StatusNotFound:
+		return failed(fmt.Errorf("setting %s to %s in %s: no such GitHub user (set ignore_not_found: true to skip such users): %w", o.login, role, org, err))
+	case code == http.StatusUnprocessableEntity:
+		return skipped("%s: GitHub refused to make them %s of %s (%s); the user probably blocked the invitation", o.login, role, org, apiMessage(err))
+	default:
+		return writeFailure(err, "setting %s to %s in %s", o.login, role, org)
+	}
+	state := m.GetState()
+	if m.GetRole() != role || (state != "active" && state != "pending") {
+		return failed(fmt.Errorf("setting %s to %s in %s: GitHub answered role %q, state %q", o.login, role, org, m.GetRole(), state))
+	}
+	st.set(o.login, role, state)
+	if state == "pending" {
+		p.log.Info("invited; the membership is pending until the user accepts", "user", o.login, "org", org, "role", role)
+	}
+	return applied()
+}

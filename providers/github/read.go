@@ -1,0 +1,597 @@
+package github
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"slices"
+	"strconv"
+	"strings"
+	"sync"
+
+	gh "github.com/google/go-github/v62/github"
+	"golang.org/x/sync/errgroup"
+)
+
+// pageSize is GitHub's largest GraphQL connection page.
+const pageSize = 100
+
+// maxRounds bounds the read rounds of one bulk team read (100 rounds of 100 members is a
+// 10,000-member team, plus retries of failed aliases).
+const maxRounds = 200
+
+type gqlError struct {
+	Message string `json:"message"`
+	Type    string `json:"type"`
+	Path    []any  `json:"path"`
+}
+
+type gqlResponse struct {
+	Data   json.RawMessage `json:"data"`
+	Errors []gqlError      `json:"errors"`
+}
+
+// alias returns the alias an error is about (the second path element under organization),
+// or "".
+func (e gqlError) alias() string {
+	if len(e.Path) >= 2 {
+		if s, ok := e.Path[1].(string); ok {
+			return s
+		}
+	}
+	return ""
+}
+
+// graphql posts one query. It retries a whole-document RATE_LIMITED answer (after the wait
+// GitHub asks for); partial errors with a path are returned to the caller, which re-asks only
+// the failed aliases.
+func (s *session) graphql(ctx context.Context, query string, vars map[string]any) (*gqlResponse, error) {
+	body, err := json.Marshal(map[string]any{"query": query, "variables": vars})
+	if err != nil {
+		return nil, err
+	}
+	opt := &s.h.reg.opt
+	for attempt := 1; ; attempt++ {
+		var out gqlResponse
+		var hdr http.Header
+		err := s.read(ctx, func(ctx context.Context) error {
+			req, err := http.NewRequestWithContext(markIdempotent(ctx), http.MethodPost, s.h.graphqlURL, bytes.NewReader(body))
+			if err != nil {
+				return err
+			}
+			req.Header.Set("Content-Type", "application/json")
+			req.Header.Set("Accept", "application/json")
+			resp, err := s.http.Do(req)
+			if err != nil {
+				return err
+			}
+			defer resp.Body.Close()
+			b, err := io.ReadAll(resp.Body)
+			if err != nil {
+				return fmt.Errorf("reading the GraphQL answer: %w", err)
+			}
+			hdr = resp.Header
+			if resp.StatusCode != http.StatusOK {
+				return fmt.Errorf("GraphQL answered HTTP %d: %s", resp.StatusCode, snippet(b))
+			}
+			if err := json.Unmarshal(b, &out); err != nil {
+				return fmt.Errorf("GraphQL answer is not JSON: %w (%s)", err, snippet(b))
+			}
+			return nil
+		})
+		if err != nil {
+			return nil, err
+		}
+		if !rateLimitedDoc(out.Errors) {
+			return &out, nil
+		}
+		s.both(ctx, func(c *counters) { c.rateLimited.Add(1); c.retries.Add(1) })
+		if attempt >= opt.MaxAttempts {
+			return nil, &RateLimitError{Status: http.StatusOK, Kind: "GraphQL", Msg: out.Errors[0].Message}
+		}
+		wait := retryAfter(hdr, opt.Now())
+		if reset, ok := resetAt(hdr); ok && wait <= 0 {
+			wait = reset.Sub(opt.Now())
+		}
+		if wait <= 0 {
+			wait = opt.SecondaryWait
+		}
+		if err := s.block("graphql", opt.Now().Add(wait), "GitHub's GraphQL rate limit"); err != nil {
+			return nil, err
+		}
+	}
+}
+
+func rateLimitedDoc(errs []gqlError) bool {
+	for _, e := range errs {
+		if e.Type == "RATE_LIMITED" {
+			return true
+		}
+	}
+	return false
+}
+
+func snippet(b []byte) string {
+	s := strings.TrimSpace(string(b))
+	if len(s) > 300 {
+		s = s[:300] + "…"
+	}
+	return s
+}
+
+// docErr turns errors without a path (the document failed as a whole) into an error.
+func docErr(errs []gqlError) error {
+	var msgs []string
+	for _, e := range errs {
+		if len(e.Path) == 0 {
+			msgs = append(msgs, e.Message)
+		}
+	}
+	if len(msgs) == 0 {
+		return nil
+	}
+	return fmt.Errorf("GraphQL query failed: %s", strings.Join(msgs, "; "))
+}
+
+// ---- teams ----
+
+// teamSnap is a team as read.
+type teamSnap struct {
+	ID          int64
+	Slug, Name  string
+	Privacy     string // closed or secret
+	Parent      string // parent slug, "" for none
+	ParentID    int64
+	Members     []string          // logins as GitHub spells them
+	Maintainers map[string]string // lower login → login
+}
+
+type memberPage struct {
+	Edges []struct {
+		Role string `json:"role"`
+		Node struct {
+			Login string `json:"login"`
+		} `json:"node"`
+	} `json:"edges"`
+	PageInfo pageInfo `json:"pageInfo"`
+}
+
+type pageInfo struct {
+	HasNextPage bool   `json:"hasNextPage"`
+	EndCursor   string `json:"endCursor"`
+}
+
+type teamData struct {
+	DatabaseID int64  `json:"databaseId"`
+	Slug       string `json:"slug"`
+	Name       string `json:"name"`
+	Privacy    string `json:"privacy"`
+	ParentTeam *struct {
+		Slug       string `json:"slug"`
+		DatabaseID int64  `json:"databaseId"`
+	} `json:"parentTeam"`
+	Members memberPage `json:"members"`
+}
+
+const memberSel = `{ edges { role node { login } } pageInfo { hasNextPage endCursor } }`
+
+// teamJob is one alias of a bulk read: a team's first page (cursor "") or a later one.
+type teamJob struct {
+	slug, cursor string
+	tries        int
+}
+
+// readTeams reads teams by slug in bulk: BatchSize aliases per query, the first member page
+// with the team, then continuation pages for large teams (aliased too) and re-asks for
+// aliases that failed, round by round. Teams that do not exist are absent from the result.
+func (s *session) readTeams(ctx context.Context, org string, slugs []string) (map[string]*teamSnap, error) {
+	opt := &s.h.reg.opt
+	found := map[string]*teamSnap{}
+	var mu sync.Mutex
+	jobs := make([]teamJob, 0, len(slugs))
+	for _, sl := range slugs {
+		jobs = append(jobs, teamJob{slug: sl})
+	}
+	for round := 0; len(jobs) > 0; round++ {
+		if round >= maxRounds {
+			return nil, fmt.Errorf("reading teams of %s: still paging after %d rounds", org, maxRounds)
+		}
+		var next []teamJob
+		eg, ectx := errgroup.WithContext(ctx)
+		eg.SetLimit(opt.ReadConcurrency)
+		for chunk := range slices.Chunk(jobs, opt.BatchSize) {
+			eg.Go(func() error {
+				more, err := s.readTeamChunk(ectx, org, chunk, found, &mu)
+				if err != nil {
+					return err
+				}
+				mu.Lock()
+				next = append(next, more...)
+				mu.Unlock()
+				return nil
+			})
+		}
+		if err := eg.Wait(); err != nil {
+			return nil, err
+		}
+		jobs = next
+	}
+	return found, nil
+}
+
+// readTeamChunk runs one aliased query and returns the jobs of the next round.
+func (s *session) readTeamChunk(ctx context.Context, org string, chunk []teamJob, found map[string]*teamSnap, mu *sync.Mutex) ([]teamJob, error) {
+	var q strings.Builder
+	vars := map[string]any{"org": org}
+	q.WriteString("query($org: String!")
+	for i, j := range chunk {
+		fmt.Fprintf(&q, ", $s%d: String!", i)
+		vars["s"+strconv.Itoa(i)] = j.slug
+		if j.cursor != "" {
+			fmt.Fprintf(&q, ", $c%d: String!", i)
+			vars["c"+strconv.Itoa(i)] = j.cursor
+		}
+	}
+	q.WriteString(") { organization(login: $org) {")
+	for i, j := range chunk {
+		if j.cursor == "" {
+			fmt.Fprintf(&q, " t%d: team(slug: $s%d) { databaseId slug name privacy parentTeam { slug databaseId } members(first: %d, membership: IMMEDIATE) %s }",
+				i, i, pageSize, memberSel)
+		} else {
+			fmt.Fprintf(&q, " t%d: team(slug: $s%d) { members(first: %d, after: $c%d, membership: IMMEDIATE) %s }",
+				i, i, pageSize, i, memberSel)
+		}
+	}
+	q.WriteString(" } }")
+	resp, err := s.graphql(ctx, q.String(), vars)
+	if err != nil {
+		return nil, fmt.Errorf("reading teams of %s: %w", org, err)
+	}
+	if err := docErr(resp.Errors); err != nil {
+		return nil, fmt.Errorf("reading teams of %s: %w", org, err)
+	}
+	failed := map[string]string{}
+	for _, e := range resp.Errors {
+		if a := e.alias(); a != "" {
+			failed[a] = e.Message
+		}
+	}
+	var data struct {
+		Organization map[string]json.RawMessage `json:"organization"`
+	}
+	if err := json.Unmarshal(resp.Data, &data); err != nil {
+		return nil, fmt.Errorf("reading teams of %s: %w", org, err)
+	}
+	if data.Organization == nil {
+		return nil, fmt.Errorf("reading teams of %s: the organization does not exist or the token cannot see it (%s)",
+			org, errorsText(resp.Errors))
+	}
+	opt := &s.h.reg.opt
+	var next []teamJob
+	mu.Lock()
+	defer mu.Unlock()
+	for i, j := range chunk {
+		alias := "t" + strconv.Itoa(i)
+		if msg, bad := failed[alias]; bad {
+			if j.tries+1 >= opt.MaxAttempts {
+				return nil, fmt.Errorf("reading team %s/%s: %s", org, j.slug, msg)
+			}
+			j.tries++
+			next = append(next, j)
+			continue
+		}
+		raw := data.Organization[alias]
+		if len(raw) == 0 || string(raw) == "null" {
+			if j.cursor != "" {
+				return nil, fmt.Errorf("reading team %s/%s: the team disappeared while its members were read", org, j.slug)
+			}
+			continue // not found: the diff creates it
+		}
+		var td teamData
+		if err := json.Unmarshal(raw, &td); err != nil {
+			return nil, fmt.Errorf("reading team %s/%s: %w", org, j.slug, err)
+		}
+		snap := found[j.slug]
+		if j.cursor == "" {
+			snap = &teamSnap{ID: td.DatabaseID, Slug: td.Slug, Name: td.Name, Privacy: "closed",
+				Maintainers: map[string]string{}}
+			if strings.EqualFold(td.Privacy, "SECRET") {
+				snap.Privacy = "secret"
+			}
+			if td.ParentTeam != nil {
+				snap.Parent, snap.ParentID = strings.ToLower(td.ParentTeam.Slug), td.ParentTeam.DatabaseID
+			}
+			found[j.slug] = snap
+		}
+		for _, e := range td.Members.Edges {
+			snap.Members = append(snap.Members, e.Node.Login)
+			if strings.EqualFold(e.Role, "MAINTAINER") {
+				snap.Maintainers[strings.ToLower(e.Node.Login)] = e.Node.Login
+			}
+		}
+		if td.Members.PageInfo.HasNextPage {
+			if td.Members.PageInfo.EndCursor == "" {
+				return nil, fmt.Errorf("reading team %s/%s: GitHub said there are more members but gave no cursor", org, j.slug)
+			}
+			next = append(next, teamJob{slug: j.slug, cursor: td.Members.PageInfo.EndCursor})
+		}
+	}
+	return next, nil
+}
+
+func errorsText(errs []gqlError) string {
+	var msgs []string
+	for _, e := range errs {
+		msgs = append(msgs, e.Message)
+	}
+	if len(msgs) == 0 {
+		return "no error given"
+	}
+	return strings.Join(msgs, "; ")
+}
+
+// listTeamSlugs lists every team of the org (for delete_teams, which must see the teams that
+// no file defines).
+func (s *session) listTeamSlugs(ctx context.Context, org string) ([]string, error) {
+	var out []string
+	cursor := ""
+	for range maxRounds * 10 {
+		q := `query($org: String!) { organization(login: $org) { teams(first: 100) { nodes { slug } pageInfo { hasNextPage endCursor } } } }`
+		vars := map[string]any{"org": org}
+		if cursor != "" {
+			q = `query($org: String!, $c: String!) { organization(login: $org) { teams(first: 100, after: $c) { nodes { slug } pageInfo { hasNextPage endCursor } } } }`
+			vars["c"] = cursor
+		}
+		resp, err := s.graphql(ctx, q, vars)
+		if err != nil {
+			return nil, fmt.Errorf("listing teams of %s: %w", org, err)
+		}
+		if len(resp.Errors) > 0 {
+			return nil, fmt.Errorf("listing teams of %s: %s", org, errorsText(resp.Errors))
+		}
+		var data struct {
+			Organization *struct {
+				Teams struct {
+					Nodes []struct {
+						Slug string `json:"slug"`
+					} `json:"nodes"`
+					PageInfo pageInfo `json:"pageInfo"`
+				} `json:"teams"`
+			} `json:"organization"`
+		}
+		if err := json.Unmarshal(resp.Data, &data); err != nil || data.Organization == nil {
+			return nil, fmt.Errorf("listing teams of %s: the organization does not exist or the token cannot see it", org)
+		}
+		for _, n := range data.Organization.Teams.Nodes {
+			out = append(out, strings.ToLower(n.Slug))
+		}
+		if !data.Organization.Teams.PageInfo.HasNextPage {
+			return out, nil
+		}
+		cursor = data.Organization.Teams.PageInfo.EndCursor
+	}
+	return nil, errors.New("listing teams: too many pages")
+}
+
+// ---- org members ----
+
+// orgState is the membership of an org as read once per run and kept up to date by the
+// writes of this run (team targets check it after the org target wrote).
+type orgState struct {
+	mu      sync.Mutex
+	roles   map[string]string // lower login → admin|member (active members)
+	logins  map[string]string // lower login → login as GitHub spells it
+	pending map[string]bool   // lower login → pending invitation
+	// dirty: this run changed the org; the next Read (a later plan) reads it again.
+	dirty bool
+}
+
+func (o *orgState) active(login string) bool {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	return o.roles[strings.ToLower(login)] != ""
+}
+
+func (o *orgState) present(login string) bool {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	k := strings.ToLower(login)
+	return o.roles[k] != "" || o.pending[k]
+}
+
+func (o *orgState) set(login, role, state string) {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	k := strings.ToLower(login)
+	o.logins[k] = login
+	if state == "pending" {
+		delete(o.roles, k)
+		o.pending[k] = true
+	} else {
+		o.roles[k] = role
+		delete(o.pending, k)
+	}
+	o.dirty = true
+}
+
+func (o *orgState) drop(login string) {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	k := strings.ToLower(login)
+	delete(o.roles, k)
+	delete(o.pending, k)
+	o.dirty = true
+}
+
+func (o *orgState) isDirty() bool {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	return o.dirty
+}
+
+// orgState returns the org's membership, read at most once per run per (host, org) whoever
+// asks (concurrent callers share one read). A state changed by this run's writes is read
+// again by the next caller that is not an applier (a later plan).
+func (s *session) orgState(ctx context.Context, org string) (*orgState, error) {
+	k := strings.ToLower(org)
+	s.h.orgMu.Lock()
+	if st, ok := s.h.orgs.Peek(k); ok && st.isDirty() {
+		s.h.orgs.Invalidate(k)
+	}
+	s.h.orgMu.Unlock()
+	return s.h.orgs.Get(ctx, k, func(context.Context) (*orgState, error) {
+		// The load outlives one caller's cancellation (others may wait on it) but keeps its
+		// values, so the read is counted for the target that triggered it.
+		return s.readOrg(context.WithoutCancel(ctx), org)
+	})
+}
+
+// orgStateForApply returns the state this run read (and updated), reading it only when no
+// plan read it.
+func (s *session) orgStateForApply(ctx context.Context, org string) (*orgState, error) {
+	if st, ok := s.h.orgs.Peek(strings.ToLower(org)); ok {
+		return st, nil
+	}
+	return s.orgState(ctx, org)
+}
+
+// readOrg reads the active members with their role and the pending invitations. Members come
+// from the two REST lists (role=admin, role=member), whose later pages are fetched in
+// parallel once the first page gives the last page number: GraphQL's membersWithRole would
+// need one sequential round trip per 100 members, the slowest part of a large org's read.
+// Pending invitations come from GraphQL (none on GitHub Enterprise Server, Ruby parity).
+func (s *session) readOrg(ctx context.Context, org string) (*orgState, error) {
+	ghes, err := s.enterprise(ctx)
+	if err != nil {
+		return nil, fmt.Errorf("asking %s whether it is GitHub Enterprise Server: %w", s.h.restBase, err)
+	}
+	st := &orgState{roles: map[string]string{}, logins: map[string]string{}, pending: map[string]bool{}}
+	var admins, members, pending []string
+	eg, ectx := errgroup.WithContext(ctx)
+	eg.Go(func() (err error) { admins, err = s.listMembers(ectx, org, "admin"); return err })
+	eg.Go(func() (err error) { members, err = s.listMembers(ectx, org, "member"); return err })
+	if !ghes {
+		eg.Go(func() (err error) { pending, err = s.listPending(ectx, org); return err })
+	}
+	if err := eg.Wait(); err != nil {
+		return nil, fmt.Errorf("reading members of %s: %w", org, err)
+	}
+	for _, l := range members {
+		k := strings.ToLower(l)
+		st.logins[k], st.roles[k] = l, "member"
+	}
+	for _, l := range admins {
+		k := strings.ToLower(l)
+		st.logins[k], st.roles[k] = l, "admin"
+	}
+	for _, l := range pending {
+		if k := strings.ToLower(l); st.roles[k] == "" {
+			st.logins[k], st.pending[k] = l, true
+		}
+	}
+	return st, nil
+}
+
+// listMembers lists the org members with one role: page 1, then every other page at once
+// (bounded by the host's read limit). Without a last-page link it follows the next links.
+func (s *session) listMembers(ctx context.Context, org, role string) ([]string, error) {
+	get := func(ctx context.Context, page int) ([]*gh.User, *gh.Response, error) {
+		var users []*gh.User
+		var resp *gh.Response
+		err := s.read(ctx, func(ctx context.Context) error {
+			var err error
+			users, resp, err = s.gh.Organizations.ListMembers(ctx, org, &gh.ListMembersOptions{Role: role,
+				ListOptions: gh.ListOptions{PerPage: pageSize, Page: page}})
+			return err
+		})
+		return users, resp, err
+	}
+	users, resp, err := get(ctx, 1)
+	if err != nil {
+		return nil, fmt.Errorf("listing %ss: %w", role, err)
+	}
+	pages := [][]*gh.User{users}
+	switch {
+	case resp.LastPage > 1:
+		rest := make([][]*gh.User, resp.LastPage-1)
+		eg, ectx := errgroup.WithContext(ctx)
+		for p := 2; p <= resp.LastPage; p++ {
+			eg.Go(func() error {
+				u, _, err := get(ectx, p)
+				rest[p-2] = u
+				return err
+			})
+		}
+		if err := eg.Wait(); err != nil {
+			return nil, fmt.Errorf("listing %ss: %w", role, err)
+		}
+		pages = append(pages, rest...)
+	default:
+		for n := 0; resp.NextPage != 0; n++ {
+			if n >= maxRounds*10 {
+				return nil, fmt.Errorf("listing %ss: too many pages", role)
+			}
+			if users, resp, err = get(ctx, resp.NextPage); err != nil {
+				return nil, fmt.Errorf("listing %ss: %w", role, err)
+			}
+			pages = append(pages, users)
+		}
+	}
+	var out []string
+	for _, p := range pages {
+		for _, u := range p {
+			out = append(out, u.GetLogin())
+		}
+	}
+	return out, nil
+}
+
+// listPending lists the logins with a pending invitation (GraphQL, 100 per page).
+func (s *session) listPending(ctx context.Context, org string) ([]string, error) {
+	var out []string
+	cursor := ""
+	for range maxRounds * 10 {
+		q := `query($org: String!) { organization(login: $org) { pendingMembers(first: 100) { nodes { login } pageInfo { hasNextPage endCursor } } } }`
+		vars := map[string]any{"org": org}
+		if cursor != "" {
+			q = `query($org: String!, $c: String!) { organization(login: $org) { pendingMembers(first: 100, after: $c) { nodes { login } pageInfo { hasNextPage endCursor } } } }`
+			vars["c"] = cursor
+		}
+		resp, err := s.graphql(ctx, q, vars)
+		if err != nil {
+			return nil, fmt.Errorf("listing pending invitations: %w", err)
+		}
+		if len(resp.Errors) > 0 {
+			return nil, fmt.Errorf("listing pending invitations: %s", errorsText(resp.Errors))
+		}
+		var data struct {
+			Organization *struct {
+				PendingMembers struct {
+					Nodes []struct {
+						Login string `json:"login"`
+					} `json:"nodes"`
+					PageInfo pageInfo `json:"pageInfo"`
+				} `json:"pendingMembers"`
+			} `json:"organization"`
+		}
+		if err := json.Unmarshal(resp.Data, &data); err != nil {
+			return nil, fmt.Errorf("listing pending invitations: %w", err)
+		}
+		if data.Organization == nil {
+			return nil, errors.New("listing pending invitations: the organization does not exist or the token cannot see it")
+		}
+		for _, n := range data.Organization.PendingMembers.Nodes {
+			out = append(out, n.Login)
+		}
+		pi := data.Organization.PendingMembers.PageInfo
+		if !pi.HasNextPage {
+			return out, nil
+		}
+		cursor = pi.EndCursor
+	}
+	return nil, errors.New("listing pending invitations: too many pages")
+}

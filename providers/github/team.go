@@ -1,0 +1,711 @@
+package github
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"maps"
+	"net/http"
+	"slices"
+	"strings"
+	"sync"
+
+	gh "github.com/google/go-github/v62/github"
+	"golang.org/x/sync/errgroup"
+	"golang.org/x/sync/singleflight"
+
+	"github.com/entitlements-go/entitlements/providers"
+)
+
+// TeamProvider manages a `github_team` OU: one team per file, the team slug being the file
+// name. Desired attributes come from metadata:
+//
+//   - parent_team_name (metadata_parent_team_name in a .txt file): the parent team's slug.
+//     Missing parents are created first. A parent is never removed (Ruby parity): dropping
+//     the key leaves the current parent alone.
+//   - team_maintainers: comma-separated logins (or a YAML list). Only desired members can be
+//     maintainers (others are ignored with a warning); an absent or empty value leaves
+//     maintainers alone, so a missing key never demotes everyone.
+//   - team_privacy: closed or secret. Used when a team is created (default closed) and
+//     enforced on existing teams only when the key is set (the Ruby plugin forced closed on
+//     every update).
+//
+// Teams are deleted only with `delete_teams: true` on the OU; that makes the OU own every
+// team of the org (teams without a file are deleted), so do not enable it when several OUs
+// manage one org.
+type TeamProvider struct {
+	target
+
+	smu       sync.Mutex
+	snaps     map[string]*teamSnap // slug → team as read (or created) this run
+	leftOut   map[string][]string  // slug → desired members who are not org members
+	createErr map[string]error     // slug → why its creation failed this run
+	parents   singleflight.Group   // parents looked up or created on demand
+}
+
+// slugify derives a team slug from a name as GitHub does: lower case, every run of
+// characters other than letters, digits, '_' and '-' replaced by one '-'.
+func slugify(name string) string {
+	var b strings.Builder
+	dash := false
+	for _, r := range strings.ToLower(strings.TrimSpace(name)) {
+		if r == '_' || r == '-' || ('a' <= r && r <= 'z') || ('0' <= r && r <= '9') {
+			b.WriteRune(r)
+			dash = false
+			continue
+		}
+		if !dash && b.Len() > 0 {
+			b.WriteByte('-')
+			dash = true
+		}
+	}
+	return strings.TrimRight(b.String(), "-")
+}
+
+func slugOf(g *providers.Group) string { return slugify(groupCN(g)) }
+
+func metaString(md map[string]any, k string) string {
+	switch v := md[k].(type) {
+	case nil:
+		return ""
+	case string:
+		return strings.TrimSpace(v)
+	default:
+		return strings.TrimSpace(fmt.Sprint(v))
+	}
+}
+
+func metaList(md map[string]any, k string) []string {
+	var raw []string
+	switch v := md[k].(type) {
+	case nil:
+	case string:
+		raw = strings.Split(v, ",")
+	case []string:
+		raw = v
+	case []any:
+		for _, e := range v {
+			raw = append(raw, fmt.Sprint(e))
+		}
+	default:
+		raw = strings.Split(fmt.Sprint(v), ",")
+	}
+	var out []string
+	for _, r := range raw {
+		if r = strings.TrimSpace(r); r != "" {
+			out = append(out, r)
+		}
+	}
+	return out
+}
+
+func first(v []string) string {
+	if len(v) == 0 {
+		return ""
+	}
+	return v[0]
+}
+
+func lowerSet(v []string) map[string]bool {
+	out := make(map[string]bool, len(v))
+	for _, x := range v {
+		out[strings.ToLower(x)] = true
+	}
+	return out
+}
+
+// Desire implements providers.Desirer: the attributes parent, maintainers and privacy from
+// metadata (see TeamProvider). The description is cleared: GitHub team descriptions are not
+// managed (Ruby parity), and comparing them would show a change on every run.
+func (p *TeamProvider) Desire(_ *providers.Target, g *providers.Group) error {
+	slug := slugOf(g)
+	if slug == "" {
+		return fmt.Errorf("%s: %q is not a usable team name", g.DN, groupCN(g))
+	}
+	g.Description = ""
+	attrs := map[string][]string{}
+	if v := metaString(g.Metadata, "parent_team_name"); v != "" {
+		ps := slugify(v)
+		if ps == slug {
+			return fmt.Errorf("team %s cannot be its own parent", slug)
+		}
+		attrs["parent"] = []string{ps}
+	}
+	if want := metaList(g.Metadata, "team_maintainers"); len(want) > 0 {
+		members := lowerSet(g.Members)
+		var keep, drop []string
+		seen := map[string]bool{}
+		for _, m := range want {
+			k := strings.ToLower(m)
+			switch {
+			case seen[k]:
+			case members[k]:
+				keep = append(keep, spelled(g.Members, k))
+			default:
+				drop = append(drop, m)
+			}
+			seen[k] = true
+		}
+		if len(drop) > 0 {
+			p.warn("team maintainers who are not members of the team are ignored", "team", slug, "users", strings.Join(drop, ","))
+		}
+		if keep == nil {
+			keep = []string{}
+		}
+		attrs["maintainers"] = keep
+	}
+	if v := strings.ToLower(metaString(g.Metadata, "team_privacy")); v != "" {
+		if v == "visible" {
+			v = "closed"
+		}
+		if v != "closed" && v != "secret" {
+			return fmt.Errorf("team %s: team_privacy must be closed or secret, not %q", slug, v)
+		}
+		if v == "secret" && attrs["parent"] != nil {
+			return fmt.Errorf("team %s: a nested team (parent %s) cannot be secret", slug, attrs["parent"][0])
+		}
+		attrs["privacy"] = []string{v}
+	}
+	g.Attrs = attrs
+	p.record(g)
+	return nil
+}
+
+// LeftOut returns, per team slug, the desired members who were left out by the last Read
+// because they are not active members of the org (pending invitees included), as the Ruby
+// plugin ignores them. They are also logged as warnings.
+func (p *TeamProvider) LeftOut() map[string][]string {
+	p.smu.Lock()
+	defer p.smu.Unlock()
+	out := map[string][]string{}
+	for k, v := range p.leftOut {
+		out[k] = slices.Clone(v)
+	}
+	return out
+}
+
+// Read implements providers.Provider: every desired team in aliased GraphQL batches (plus
+// every team of the org with delete_teams), together with the shared org read. A desired team
+// that does not exist is absent (the diff creates it). Desired members who are not org
+// members are shown as present, so that they are reported once here instead of appearing as
+// an add that can never be applied.
+func (p *TeamProvider) Read(ctx context.Context, t *providers.Target) (*providers.State, error) {
+	ctx = p.withTarget(ctx)
+	desired := map[string]*providers.Group{}
+	for _, g := range p.desiredGroups() {
+		desired[slugOf(g)] = g
+	}
+	slugs := slices.Sorted(maps.Keys(desired))
+	var st *orgState
+	var snaps map[string]*teamSnap
+	eg, ectx := errgroup.WithContext(ctx)
+	eg.Go(func() error {
+		var err error
+		st, err = p.s.orgState(ectx, p.cfg.org)
+		return err
+	})
+	eg.Go(func() error {
+		all := slugs
+		if p.cfg.deleteTeams {
+			listed, err := p.s.listTeamSlugs(ectx, p.cfg.org)
+			if err != nil {
+				return err
+			}
+			for _, sl := range listed {
+				if desired[sl] == nil {
+					all = append(all, sl)
+				}
+			}
+		}
+		var err error
+		snaps, err = p.s.readTeams(ectx, p.cfg.org, all)
+		return err
+	})
+	if err := eg.Wait(); err != nil {
+		return nil, err
+	}
+	out := &providers.State{Groups: map[string]*providers.Group{}}
+	leftOut := map[string][]string{}
+	for slug, snap := range snaps {
+		g := &providers.Group{DN: "cn=" + slug + "," + p.cfg.base, CN: slug, Members: slices.Clone(snap.Members),
+			Attrs: map[string][]string{"privacy": {snap.Privacy}}}
+		g.Attrs["maintainers"] = slices.Sorted(maps.Values(snap.Maintainers))
+		if snap.Parent != "" {
+			g.Attrs["parent"] = []string{snap.Parent}
+		}
+		if d := desired[slug]; d != nil {
+			g.DN, g.CN = d.DN, groupCN(d)
+			if lo := p.fold(g, d, st); len(lo) > 0 {
+				leftOut[slug] = lo
+			}
+		}
+		slices.Sort(g.Members)
+		out.Groups[providers.Key(g.DN)] = g
+	}
+	for _, slug := range slices.Sorted(maps.Keys(leftOut)) {
+		n := int64(len(leftOut[slug]))
+		p.counters.skippedUsers.Add(n)
+		p.s.h.counters.skippedUsers.Add(n)
+		p.warn("users who are not members of the org are left out of the team", "org", p.cfg.org, "team", slug,
+			"users", strings.Join(leftOut[slug], ","))
+	}
+	p.smu.Lock()
+	p.snaps, p.leftOut, p.createErr = snaps, leftOut, map[string]error{}
+	p.smu.Unlock()
+	return out, nil
+}
+
+// fold shows desired members (and maintainers) who are not active org members as present.
+func (p *TeamProvider) fold(g, d *providers.Group, st *orgState) []string {
+	cur := lowerSet(g.Members)
+	var left []string
+	for _, m := range d.Members {
+		if !cur[strings.ToLower(m)] && !st.active(m) {
+			g.Members = append(g.Members, m)
+			left = append(left, m)
+		}
+	}
+	if want, ok := d.Attrs["maintainers"]; ok {
+		curM := lowerSet(g.Attrs["maintainers"])
+		for _, m := range want {
+			if !curM[strings.ToLower(m)] && !st.active(m) {
+				g.Attrs["maintainers"] = append(g.Attrs["maintainers"], m)
+			}
+		}
+	}
+	return left
+}
+
+func (p *TeamProvider) snap(slug string) *teamSnap {
+	p.smu.Lock()
+	defer p.smu.Unlock()
+	return p.snaps[slug]
+}
+
+// knownID returns a team's database ID when this run has seen it: read or created, or named
+// as the parent of a team that was read (the bulk read asks for parents' IDs too).
+func (p *TeamProvider) knownID(slug string) (int64, bool) {
+	p.smu.Lock()
+	defer p.smu.Unlock()
+	if s := p.snaps[slug]; s != nil {
+		return s.ID, true
+	}
+	for _, s := range p.snaps {
+		if s.Parent == slug && s.ParentID != 0 {
+			return s.ParentID, true
+		}
+	}
+	return 0, false
+}
+
+func (p *TeamProvider) setSnap(s *teamSnap) {
+	p.smu.Lock()
+	p.snaps[s.Slug] = s
+	p.smu.Unlock()
+}
+
+func (p *TeamProvider) failCreate(slug string, err error) {
+	p.smu.Lock()
+	if p.createErr == nil {
+		p.createErr = map[string]error{}
+	}
+	p.createErr[slug] = err
+	p.smu.Unlock()
+}
+
+// Apply implements providers.Provider: creates first, parents before children, then updates
+// and deletes, every write under the host's write limit.
+func (p *TeamProvider) Apply(ctx context.Context, t *providers.Target, changes []*providers.Change) []providers.Outcome {
+	ctx = p.withTarget(ctx)
+	out := make([]providers.Outcome, len(changes))
+	st, err := p.s.orgStateForApply(ctx, p.cfg.org)
+	if err != nil {
+		for i, c := range changes {
+			out[i] = providers.Outcome{Change: c, Status: providers.Failed, Err: fmt.Errorf("reading the org: %w", err)}
+		}
+		return out
+	}
+	pending := map[string]int{} // slug → index of its create
+	var rest []int
+	for i, c := range changes {
+		switch c.Kind {
+		case providers.CreateGroup:
+			pending[slugOf(c.Desired)] = i
+		case providers.UpdateGroup, providers.DeleteGroup:
+			rest = append(rest, i)
+		default:
+			out[i] = providers.Outcome{Change: c, Status: providers.Failed,
+				Err: fmt.Errorf("the GitHub team provider cannot apply %s changes", c.Kind)}
+		}
+	}
+	// Creates by level: a team whose parent is created in this run waits for it.
+	for len(pending) > 0 {
+		var level []int
+		for _, i := range pending {
+			if _, waiting := pending[first(changes[i].Desired.Attrs["parent"])]; !waiting {
+				level = append(level, i)
+			}
+		}
+		if len(level) == 0 {
+			for _, i := range pending {
+				out[i] = providers.Outcome{Change: changes[i], Status: providers.Failed,
+					Err: fmt.Errorf("team %s: its parent teams form a cycle", slugOf(changes[i].Desired))}
+			}
+			break
+		}
+		var wg sync.WaitGroup
+		for _, i := range level {
+			delete(pending, slugOf(changes[i].Desired))
+			wg.Go(func() { out[i] = p.create(ctx, st, changes[i]) })
+		}
+		wg.Wait()
+	}
+	var wg sync.WaitGroup
+	for _, i := range rest {
+		wg.Go(func() {
+			c := changes[i]
+			if c.Kind == providers.DeleteGroup {
+				out[i] = outcome(c, []userResult{p.deleteTeam(ctx, c)})
+			} else {
+				out[i] = p.update(ctx, st, c)
+			}
+		})
+	}
+	wg.Wait()
+	return out
+}
+
+func (p *TeamProvider) create(ctx context.Context, st *orgState, c *providers.Change) providers.Outcome {
+	d := c.Desired
+	slug := slugOf(d)
+	var parentID *int64
+	parent := first(d.Attrs["parent"])
+	if parent != "" {
+		id, r := p.ensureParent(ctx, parent)
+		if r != nil {
+			p.failCreate(slug, r.err)
+			return outcome(c, []userResult{*r})
+		}
+		parentID = &id
+	}
+	privacy := first(d.Attrs["privacy"])
+	if privacy == "" {
+		privacy = "closed"
+	}
+	snap, adopted, r := p.createTeam(ctx, slug, groupCN(d), privacy, parentID)
+	if r.status != providers.Applied {
+		p.failCreate(slug, r.err)
+		return outcome(c, []userResult{r})
+	}
+	rs := []userResult{r}
+	if adopted {
+		// The team existed (made by someone else, or by an attempt whose answer was lost):
+		// bring its parent and privacy in line too.
+		changed := map[string]bool{}
+		if parent != "" && snap.Parent != parent {
+			changed["parent"] = true
+		}
+		if pv := first(d.Attrs["privacy"]); pv != "" && snap.Privacy != pv {
+			changed["privacy"] = true
+		}
+		if len(changed) > 0 {
+			rs = append(rs, p.patch(ctx, d, slug, changed))
+		}
+	}
+	rs = append(rs, p.members(ctx, st, slug, c, nil)...)
+	return outcome(c, rs)
+}
+
+// ensureParent returns the database ID of a parent team: from this run's read or creates,
+// else from GitHub; a parent that does not exist is created (closed, no members), as the Ruby
+// plugin does. Concurrent children share one lookup.
+func (p *TeamProvider) ensureParent(ctx context.Context, slug string) (int64, *userResult) {
+	if id, ok := p.knownID(slug); ok {
+		return id, nil
+	}
+	p.smu.Lock()
+	cerr := p.createErr[slug]
+	p.smu.Unlock()
+	if cerr != nil {
+		r := failed(fmt.Errorf("parent team %s could not be created: %w", slug, cerr))
+		return 0, &r
+	}
+	v, err, _ := p.parents.Do(slug, func() (any, error) {
+		if id, ok := p.knownID(slug); ok {
+			return id, nil
+		}
+		s, err := p.getTeam(ctx, slug)
+		if err != nil {
+			return nil, err
+		}
+		if s != nil {
+			p.setSnap(s)
+			return s.ID, nil
+		}
+		p.warn("creating a parent team that no file of the OU defines", "team", slug)
+		s, _, r := p.createTeam(ctx, slug, slug, "closed", nil)
+		if r.status != providers.Applied {
+			return nil, r.err
+		}
+		return s.ID, nil
+	})
+	if err != nil {
+		r := writeFailure(err, "parent team %s", slug)
+		return 0, &r
+	}
+	return v.(int64), nil
+}
+
+func snapFromTeam(t *gh.Team) *teamSnap {
+	s := &teamSnap{ID: t.GetID(), Slug: strings.ToLower(t.GetSlug()), Name: t.GetName(), Privacy: t.GetPrivacy(),
+		Maintainers: map[string]string{}}
+	if s.Privacy == "" {
+		s.Privacy = "closed"
+	}
+	if t.Parent != nil {
+		s.Parent, s.ParentID = strings.ToLower(t.Parent.GetSlug()), t.Parent.GetID()
+	}
+	return s
+}
+
+// getTeam reads one team by slug with REST; nil when it does not exist.
+func (p *TeamProvider) getTeam(ctx context.Context, slug string) (*teamSnap, error) {
+	var t *gh.Team
+	err := p.s.read(ctx, func(ctx context.Context) error {
+		var err error
+		t, _, err = p.s.gh.Teams.GetTeamBySlug(ctx, p.cfg.org, slug)
+		return err
+	})
+	if httpStatus(err) == http.StatusNotFound {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, fmt.Errorf("reading team %s/%s: %w", p.cfg.org, slug, err)
+	}
+	return snapFromTeam(t), nil
+}
+
+// createTeam creates a team. The POST is never replayed blindly: when its answer is lost
+// (timeout, reset, gateway error) the team is read back by slug first, and adopted if it is
+// there; a 422 (the name exists) is adopted the same way.
+func (p *TeamProvider) createTeam(ctx context.Context, slug, name, privacy string, parentID *int64) (*teamSnap, bool, userResult) {
+	org := p.cfg.org
+	nt := gh.NewTeam{Name: name, Privacy: &privacy, ParentTeamID: parentID}
+	attempts := p.s.h.reg.opt.MaxAttempts
+	var lastErr error
+	for attempt := 1; attempt <= attempts; attempt++ {
+		var t *gh.Team
+		err := p.s.write(ctx, func(ctx context.Context) error {
+			var err error
+			t, _, err = p.s.gh.Teams.CreateTeam(ctx, org, nt)
+			return err
+		})
+		if err == nil {
+			s := snapFromTeam(t)
+			if s.Slug != slug {
+				return nil, false, failed(fmt.Errorf("GitHub created team %q with slug %q, not %q: rename the file to the slug GitHub uses", name, s.Slug, slug))
+			}
+			p.setSnap(s)
+			return s, false, applied()
+		}
+		if httpStatus(err) == http.StatusUnprocessableEntity {
+			s, gerr := p.getTeam(ctx, slug)
+			if gerr == nil && s != nil {
+				p.warn("team already existed; adopting it", "team", slug)
+				p.setSnap(s)
+				return s, true, applied()
+			}
+			return nil, false, failed(fmt.Errorf("creating team %s/%s: %s", org, slug, apiMessage(err)))
+		}
+		if !unseen(err) {
+			return nil, false, writeFailure(err, "creating team %s/%s", org, slug)
+		}
+		lastErr = err
+		// The answer was lost: the team may exist now. Look before asking again.
+		s, gerr := p.getTeam(ctx, slug)
+		if gerr != nil {
+			return nil, false, userResult{status: providers.Unknown,
+				err: fmt.Errorf("creating team %s/%s: no answer (%v), and reading it back failed: %w", org, slug, err, gerr)}
+		}
+		if s != nil {
+			p.setSnap(s)
+			return s, true, applied()
+		}
+		if attempt < attempts {
+			if berr := p.s.backoff(ctx, attempt, 0); berr != nil {
+				return nil, false, userResult{status: providers.Unknown, err: fmt.Errorf("creating team %s/%s: %w", org, slug, errors.Join(err, berr))}
+			}
+		}
+	}
+	return nil, false, failed(fmt.Errorf("creating team %s/%s: no answer after %d tries (the team does not exist): %w", org, slug, attempts, lastErr))
+}
+
+// patch sets a team's parent and/or privacy (PATCH is idempotent: it sets values).
+func (p *TeamProvider) patch(ctx context.Context, d *providers.Group, slug string, changed map[string]bool) userResult {
+	s := p.snap(slug)
+	if s == nil {
+		var err error
+		if s, err = p.getTeam(ctx, slug); err != nil || s == nil {
+			return failed(fmt.Errorf("team %s: cannot read it to change it: %v", slug, err))
+		}
+	}
+	nt := gh.NewTeam{Name: s.Name}
+	if changed["parent"] {
+		id, r := p.ensureParent(ctx, first(d.Attrs["parent"]))
+		if r != nil {
+			return *r
+		}
+		nt.ParentTeamID = &id
+		if s.Privacy == "secret" && !changed["privacy"] {
+			// GitHub refuses to nest a secret team; the parent was asked for explicitly.
+			closed := "closed"
+			nt.Privacy = &closed
+			p.warn("a nested team cannot be secret; setting it to closed", "team", slug)
+		}
+	}
+	if changed["privacy"] {
+		pv := first(d.Attrs["privacy"])
+		nt.Privacy = &pv
+	}
+	err := p.s.write(ctx, func(ctx context.Context) error {
+		_, _, err := p.s.gh.Teams.EditTeamBySlug(ctx, p.cfg.org, slug, nt, false)
+		return err
+	})
+	if err != nil {
+		if httpStatus(err) == http.StatusUnprocessableEntity {
+			return failed(fmt.Errorf("changing team %s: %s", slug, apiMessage(err)))
+		}
+		return writeFailure(err, "changing team %s", slug)
+	}
+	return applied()
+}
+
+func (p *TeamProvider) update(ctx context.Context, st *orgState, c *providers.Change) providers.Outcome {
+	slug := slugOf(c.Desired)
+	changed := map[string]bool{}
+	for _, a := range c.AttrsChanged {
+		changed[a] = true
+	}
+	var rs []userResult
+	if changed["parent"] || changed["privacy"] {
+		rs = append(rs, p.patch(ctx, c.Desired, slug, changed))
+	}
+	return outcome(c, append(rs, p.members(ctx, st, slug, c, changed)...))
+}
+
+// members applies member adds and removes, and maintainer promotions and demotions when the
+// maintainers attribute changed. New members who should be maintainers get that role in the
+// same PUT.
+func (p *TeamProvider) members(ctx context.Context, st *orgState, slug string, c *providers.Change, changed map[string]bool) []userResult {
+	d := c.Desired
+	want, manage := d.Attrs["maintainers"]
+	maint := lowerSet(want)
+	type op struct{ login, role string }
+	var ops []op
+	for _, u := range c.Add {
+		role := "member"
+		if manage && maint[strings.ToLower(u)] {
+			role = "maintainer"
+		}
+		ops = append(ops, op{u, role})
+	}
+	for _, u := range c.Remove {
+		ops = append(ops, op{u, ""})
+	}
+	if changed["maintainers"] && c.Current != nil {
+		adds, removes := lowerSet(c.Add), lowerSet(c.Remove)
+		cur := lowerSet(c.Current.Attrs["maintainers"])
+		members := lowerSet(d.Members)
+		for _, u := range want {
+			k := strings.ToLower(u)
+			if !cur[k] && !adds[k] {
+				ops = append(ops, op{u, "maintainer"})
+			}
+		}
+		for _, u := range c.Current.Attrs["maintainers"] {
+			k := strings.ToLower(u)
+			if !maint[k] && !removes[k] && members[k] {
+				ops = append(ops, op{u, "member"})
+			}
+		}
+	}
+	rs := make([]userResult, len(ops))
+	var wg sync.WaitGroup
+	for i, o := range ops {
+		wg.Go(func() {
+			if o.role == "" {
+				rs[i] = p.removeMember(ctx, st, slug, o.login)
+			} else {
+				rs[i] = p.putMember(ctx, st, slug, o.login, o.role)
+			}
+			if rs[i].warn != "" {
+				p.warn(rs[i].warn)
+			}
+		})
+	}
+	wg.Wait()
+	return rs
+}
+
+func (p *TeamProvider) putMember(ctx context.Context, st *orgState, slug, login, role string) userResult {
+	org := p.cfg.org
+	if !st.active(login) {
+		p.counters.skippedUsers.Add(1)
+		p.s.h.counters.skippedUsers.Add(1)
+		return skipped("%s: not a member of org %s, not added to team %s", login, org, slug)
+	}
+	var m *gh.Membership
+	err := p.s.write(ctx, func(ctx context.Context) error {
+		var err error
+		m, _, err = p.s.gh.Teams.AddTeamMembershipBySlug(ctx, org, slug, login, &gh.TeamAddTeamMembershipOptions{Role: role})
+		return err
+	})
+	switch code := httpStatus(err); {
+	case err == nil:
+	case code == http.StatusUnprocessableEntity:
+		return skipped("%s: GitHub refused to add them to team %s as %s (%s)", login, slug, role, apiMessage(err))
+	case code == http.StatusNotFound && p.cfg.ignoreNotFound:
+		return skipped("%s: no such GitHub user, not added to team %s (ignore_not_found)", login, slug)
+	case code == http.StatusNotFound:
+		return failed(fmt.Errorf("adding %s to team %s/%s: no such user or team (set ignore_not_found: true to skip missing users): %w", login, org, slug, err))
+	default:
+		return writeFailure(err, "adding %s to team %s/%s as %s", login, org, slug, role)
+	}
+	if s := m.GetState(); s != "active" && s != "pending" {
+		return failed(fmt.Errorf("adding %s to team %s/%s: GitHub answered state %q", login, org, slug, s))
+	}
+	return applied()
+}
+
+func (p *TeamProvider) removeMember(ctx context.Context, st *orgState, slug, login string) userResult {
+	if !st.active(login) {
+		// Not (or no longer) an org member: leaving the org removed them from its teams.
+		return already()
+	}
+	err := p.s.write(ctx, func(ctx context.Context) error {
+		_, err := p.s.gh.Teams.RemoveTeamMembershipBySlug(ctx, p.cfg.org, slug, login)
+		return err
+	})
+	switch {
+	case err == nil:
+		return applied()
+	case httpStatus(err) == http.StatusNotFound:
+		return already()
+	}
+	return writeFailure(err, "removing %s from team %s/%s", login, p.cfg.org, slug)
+}
+
+func (p *TeamProvider) deleteTeam(ctx context.Context, c *providers.Change) userResult {
+	slug := slugify(groupCN(c.Current))
+	err := p.s.write(ctx, func(ctx context.Context) error {
+		_, err := p.s.gh.Teams.DeleteTeamBySlug(ctx, p.cfg.org, slug)
+		return err
+	})
+	switch {
+	case err == nil:
+		return applied()
+	case httpStatus(err) == http.StatusNotFound:
+		return already()
+	}
+	return writeFailure(err, "deleting team %s/%s", p.cfg.org, slug)
+}
