@@ -12,10 +12,10 @@ import (
 	"github.com/entitlements-go/entitlements/calc"
 	"github.com/entitlements-go/entitlements/config"
 	"github.com/entitlements-go/entitlements/deploy"
-	"github.com/entitlements-go/entitlements/providers/github/fakegithub"
 	"github.com/entitlements-go/entitlements/internal/synth"
 	"github.com/entitlements-go/entitlements/providers"
 	"github.com/entitlements-go/entitlements/providers/github"
+	"github.com/entitlements-go/entitlements/providers/github/fakegithub"
 )
 
 // BenchmarkNoopPlan plans the github/teams OU of a generated production-shaped repo

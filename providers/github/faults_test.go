@@ -6,9 +6,9 @@ import (
 	"testing"
 	"time"
 
-	"github.com/entitlements-go/entitlements/providers/github/fakegithub"
 	"github.com/entitlements-go/entitlements/providers"
 	"github.com/entitlements-go/entitlements/providers/github"
+	"github.com/entitlements-go/entitlements/providers/github/fakegithub"
 )
 
 func teamFiles() map[string]string {

@@ -17,9 +17,9 @@ import (
 	"github.com/entitlements-go/entitlements/calc"
 	"github.com/entitlements-go/entitlements/config"
 	"github.com/entitlements-go/entitlements/deploy"
-	"github.com/entitlements-go/entitlements/providers/github/fakegithub"
 	"github.com/entitlements-go/entitlements/providers"
 	"github.com/entitlements-go/entitlements/providers/github"
+	"github.com/entitlements-go/entitlements/providers/github/fakegithub"
 )
 
 // clock is a fake clock shared by the provider and the fake server: Sleep advances it at
