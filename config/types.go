@@ -52,7 +52,7 @@ func DefaultTypes() []TypeSpec {
 		{Name: "aad", Priority: 50, Enumerates: true,
 			Required: []string{"base"},
 			Optional: []string{"tenant_id", "client_id", "client_secret", "user_principal_format",
-				"create_if_missing", "ignore_not_found", "delete_groups", "graph_url"},
+				"create_if_missing", "ignore_not_found", "delete_groups", "managed_prefix", "graph_url"},
 			Secrets: []string{"tenant_id", "client_id", "client_secret"}},
 	}
 }

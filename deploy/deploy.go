@@ -59,6 +59,9 @@ type TargetPlan struct {
 	// desired state). Nothing is written to such a target.
 	Err      error
 	ReadTime time.Duration
+	// Counters are the provider's request counters after the read (searches, requests,
+	// connections opened, ...). Providers that share a client report shared totals.
+	Counters map[string]int64
 
 	provider providers.Provider
 	target   *providers.Target
@@ -167,7 +170,16 @@ func planGroups(ctx context.Context, tp *TargetPlan, groups []*calc.Group, opt O
 	if len(bad) > 0 {
 		return errors.New(strings.Join(bad, "; "))
 	}
-	st, err := tp.provider.Read(ctx, tp.target)
+	var st *providers.State
+	var err error
+	if dr, ok := tp.provider.(providers.DesiredReader); ok {
+		st, err = dr.ReadDesired(ctx, tp.target, desired)
+	} else {
+		st, err = tp.provider.Read(ctx, tp.target)
+	}
+	if c, ok := tp.provider.(providers.Counter); ok {
+		tp.Counters = c.Counters()
+	}
 	if err != nil {
 		return fmt.Errorf("reading current state (nothing will be written to this target): %w", err)
 	}

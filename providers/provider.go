@@ -67,6 +67,13 @@ type Desirer interface {
 	Desire(t *Target, g *Group) error
 }
 
+// DesiredReader is implemented by providers that read more cheaply, or more correctly, when
+// they know the desired groups (which groups to look up by name, which members can be
+// resolved). deploy prefers it over Read and still calls Desire on every group first.
+type DesiredReader interface {
+	ReadDesired(ctx context.Context, t *Target, desired []*Group) (*State, error)
+}
+
 // Preparer is implemented by providers that create the target's container before writes.
 type Preparer interface {
 	Prepare(ctx context.Context, t *Target) error

@@ -156,6 +156,11 @@ func writePlanText(w io.Writer, plan *deploy.Plan) {
 			}
 		}
 	}
+	for _, t := range plan.Targets {
+		if len(t.Counters) > 0 {
+			fmt.Fprintf(w, "%s: read in %s; %s\n", t.OU, t.ReadTime.Round(time.Millisecond), formatCounters(t.Counters))
+		}
+	}
 	tot := plan.Totals()
 	var times []string
 	for _, t := range plan.Targets {
@@ -181,11 +186,12 @@ type jsonChange struct {
 }
 
 type jsonTarget struct {
-	OU      string       `json:"ou"`
-	Type    string       `json:"type"`
-	Error   string       `json:"error,omitempty"`
-	Changes []jsonChange `json:"changes"`
-	ReadMS  int64        `json:"read_ms"`
+	OU       string           `json:"ou"`
+	Type     string           `json:"type"`
+	Error    string           `json:"error,omitempty"`
+	Changes  []jsonChange     `json:"changes"`
+	ReadMS   int64            `json:"read_ms"`
+	Counters map[string]int64 `json:"counters,omitempty"`
 }
 
 func writePlanJSON(w io.Writer, plan *deploy.Plan) {
@@ -194,7 +200,7 @@ func writePlanJSON(w io.Writer, plan *deploy.Plan) {
 		CalcMS  int64        `json:"calculation_ms"`
 	}{CalcMS: plan.CalcTime.Milliseconds(), Targets: []jsonTarget{}}
 	for _, t := range plan.Targets {
-		jt := jsonTarget{OU: t.OU, Type: t.Type, ReadMS: t.ReadTime.Milliseconds(), Changes: []jsonChange{}}
+		jt := jsonTarget{OU: t.OU, Type: t.Type, ReadMS: t.ReadTime.Milliseconds(), Changes: []jsonChange{}, Counters: t.Counters}
 		if t.Err != nil {
 			jt.Error = t.Err.Error()
 		}
@@ -229,17 +235,22 @@ func writeReport(w io.Writer, rep *deploy.Report) {
 			}
 		}
 		if len(t.Counters) > 0 {
-			keys := make([]string, 0, len(t.Counters))
-			for k := range t.Counters {
-				keys = append(keys, k)
-			}
-			slices.Sort(keys)
-			var parts []string
-			for _, k := range keys {
-				parts = append(parts, fmt.Sprintf("%s=%d", k, t.Counters[k]))
-			}
-			fmt.Fprintf(w, "%s: applied in %s; %s\n", t.OU, t.ApplyTime.Round(time.Millisecond), strings.Join(parts, " "))
+			fmt.Fprintf(w, "%s: applied in %s; %s\n", t.OU, t.ApplyTime.Round(time.Millisecond), formatCounters(t.Counters))
 		}
 	}
 	fmt.Fprintf(w, "Apply: %d change(s) applied, %d skipped, %d failed\n", applied, skipped, failed)
+}
+
+// formatCounters renders provider counters as sorted key=value pairs.
+func formatCounters(c map[string]int64) string {
+	keys := make([]string, 0, len(c))
+	for k := range c {
+		keys = append(keys, k)
+	}
+	slices.Sort(keys)
+	parts := make([]string, len(keys))
+	for i, k := range keys {
+		parts[i] = fmt.Sprintf("%s=%d", k, c[k])
+	}
+	return strings.Join(parts, " ")
 }

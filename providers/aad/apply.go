@@ -1,0 +1,464 @@
+package aad
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net/http"
+	"strings"
+	"sync"
+
+	"github.com/microsoftgraph/msgraph-sdk-go/models"
+
+	"github.com/entitlements-go/entitlements/providers"
+)
+
+// writeKind is what one write item does.
+type writeKind uint8
+
+const (
+	addMember writeKind = iota
+	removeMember
+	setDescription
+	deleteGroup
+)
+
+// changeOp tracks one Change through Apply.
+type changeOp struct {
+	c       *providers.Change
+	groupID string
+	// decided is set when the change's outcome is known before any member write (refused,
+	// or its group could not be created).
+	decided *providers.Outcome
+	created bool
+	writes  []*write
+}
+
+// write is one Graph write of a change: one $batch item.
+type write struct {
+	op       *changeOp
+	kind     writeKind
+	uid      string
+	objectID string
+	it       *item
+	status   providers.Status
+	err      error
+	done     bool
+}
+
+func (w *write) String() string {
+	switch w.kind {
+	case addMember:
+		return "add " + w.uid
+	case removeMember:
+		return "remove " + w.uid
+	case setDescription:
+		return "set description"
+	}
+	return "delete group"
+}
+
+// Apply implements providers.Provider. Groups to create are created first (one POST each,
+// several at once); then every member add and remove, description change and group deletion
+// of the target becomes one $batch item, so W writes cost ceil(W/20) batches. Each Change gets
+// one Outcome: Unknown if any of its writes has an outcome that could not be established,
+// else Failed if any failed, else Applied if any was done, else Skipped or AlreadyInState.
+func (p *Provider) Apply(ctx context.Context, _ *providers.Target, changes []*providers.Change) []providers.Outcome {
+	p.mu.Lock()
+	rs := p.state
+	p.mu.Unlock()
+	if rs == nil {
+		rs = &readState{groups: map[string]*readGroup{}}
+	}
+	ops := make([]*changeOp, len(changes))
+	var wg sync.WaitGroup
+	for i, c := range changes {
+		op := &changeOp{c: c}
+		ops[i] = op
+		rg := rs.groups[providers.Key(c.DN)]
+		switch c.Kind {
+		case providers.CreateGroup:
+			if !p.createMissing {
+				op.decided = &providers.Outcome{Change: c, Status: providers.Failed,
+					Err: fmt.Errorf("no Entra ID group has mailNickname %q and create_if_missing is not set", groupName(c.Desired))}
+				continue
+			}
+			wg.Go(func() { p.create(ctx, op) })
+		case providers.UpdateGroup, providers.DeleteGroup:
+			if c.Kind == providers.DeleteGroup && !p.deleteGroups {
+				op.decided = &providers.Outcome{Change: c, Status: providers.Failed, Err: errors.New("deleting groups needs delete_groups: true")}
+				continue
+			}
+			if rg == nil {
+				op.decided = &providers.Outcome{Change: c, Status: providers.Failed, Err: errors.New("the group was not read in this run; plan again")}
+				continue
+			}
+			op.groupID = rg.id
+		default:
+			op.decided = &providers.Outcome{Change: c, Status: providers.Failed, Err: fmt.Errorf("the AAD provider cannot apply %s changes", c.Kind)}
+		}
+	}
+	wg.Wait()
+
+	if err := p.planWrites(ctx, ops, rs); err != nil {
+		for _, op := range ops {
+			if op.decided == nil {
+				op.decided = &providers.Outcome{Change: op.c, Status: providers.Failed, Err: err}
+			}
+		}
+	}
+	p.runWrites(ctx, ops)
+
+	out := make([]providers.Outcome, len(ops))
+	touched := map[string]bool{}
+	for i, op := range ops {
+		out[i] = op.outcome()
+		if op.groupID != "" {
+			touched[op.groupID] = true
+		}
+		p.svc.groups.invalidate("nick:" + strings.ToLower(groupName(op.groupOf())))
+		if oid := objectID(op.groupOf()); oid != "" {
+			p.svc.groups.invalidate("id:" + strings.ToLower(oid))
+		}
+	}
+	for id := range touched {
+		p.svc.member.invalidate(id)
+	}
+	return out
+}
+
+func (op *changeOp) groupOf() *providers.Group {
+	if op.c.Desired != nil {
+		return op.c.Desired
+	}
+	return op.c.Current
+}
+
+// planWrites turns the changes into write items, resolving the object IDs of users to add
+// that Read did not already learn.
+func (p *Provider) planWrites(ctx context.Context, ops []*changeOp, rs *readState) error {
+	var unknown []string
+	seen := map[string]bool{}
+	for _, op := range ops {
+		if op.decided != nil {
+			continue
+		}
+		c := op.c
+		rg := rs.groups[providers.Key(c.DN)]
+		switch c.Kind {
+		case providers.DeleteGroup:
+			op.writes = append(op.writes, &write{op: op, kind: deleteGroup})
+			continue
+		case providers.UpdateGroup:
+			if c.DescriptionChanged {
+				op.writes = append(op.writes, &write{op: op, kind: setDescription})
+			}
+		}
+		for _, uid := range c.Remove {
+			w := &write{op: op, kind: removeMember, uid: uid}
+			if rg != nil {
+				w.objectID = rg.members[strings.ToLower(uid)]
+			}
+			op.writes = append(op.writes, w)
+		}
+		for _, uid := range c.Add {
+			op.writes = append(op.writes, &write{op: op, kind: addMember, uid: uid})
+		}
+		for _, w := range op.writes {
+			if (w.kind == addMember || w.kind == removeMember) && w.objectID == "" {
+				if e, ok := p.svc.users.peek(strings.ToLower(p.upn(w.uid))); ok && e.found {
+					w.objectID = e.v
+				} else if l := strings.ToLower(p.upn(w.uid)); !seen[l] {
+					seen[l] = true
+					unknown = append(unknown, p.upn(w.uid))
+				}
+			}
+		}
+	}
+	var ids map[string]string
+	if len(unknown) > 0 {
+		var err error
+		if ids, err = p.svc.resolveUsers(ctx, unknown); err != nil {
+			return err
+		}
+	}
+	for _, op := range ops {
+		for _, w := range op.writes {
+			if (w.kind != addMember && w.kind != removeMember) || w.objectID != "" {
+				continue
+			}
+			if id, ok := ids[strings.ToLower(p.upn(w.uid))]; ok {
+				w.objectID = id
+				continue
+			}
+			w.done = true
+			switch {
+			case w.kind == removeMember:
+				w.status = providers.AlreadyInState // a user that does not exist is no member
+			case p.ignoreNotFound:
+				w.status, w.err = providers.Skipped, fmt.Errorf("user %s not found in Entra ID", p.upn(w.uid))
+			default:
+				w.status, w.err = providers.Failed, fmt.Errorf("user %s not found in Entra ID", p.upn(w.uid))
+			}
+		}
+	}
+	return nil
+}
+
+// request builds the $batch item of a write.
+func (p *Provider) request(ctx context.Context, w *write) (*item, error) {
+	gb := p.svc.g.client.Groups().ByGroupId(w.op.groupID)
+	it := &item{write: true}
+	var err error
+	switch w.kind {
+	case addMember:
+		ref := models.NewReferenceCreate()
+		u := p.svc.g.base + "/directoryObjects/" + w.objectID
+		ref.SetOdataId(&u)
+		it.ri, err = gb.Members().Ref().ToPostRequestInformation(ctx, ref, nil)
+	case removeMember:
+		// Always .../members/{id}/$ref: without /$ref Graph deletes the user itself.
+		it.ri, err = gb.Members().ByDirectoryObjectId(w.objectID).Ref().ToDeleteRequestInformation(ctx, nil)
+	case setDescription:
+		desc := w.op.c.Desired.Description
+		if desc == "" {
+			return nil, errors.New("clearing a group description is not supported")
+		}
+		g := models.NewGroup()
+		g.SetDescription(&desc)
+		it.ri, err = gb.ToPatchRequestInformation(ctx, g, nil)
+	case deleteGroup:
+		it.ri, err = gb.ToDeleteRequestInformation(ctx, nil)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("building the request: %w", err)
+	}
+	return it, nil
+}
+
+// maxWriteRounds bounds how often writes whose outcome was not seen are read back and sent
+// again.
+const maxWriteRounds = 3
+
+// runWrites sends the write items in batches and settles each. A write whose envelope failed
+// unseen is never simply replayed: member writes are read back first (the group's member
+// list, bypassing the cache) and only what is still missing is sent again; description and
+// group deletions set a value, so they are sent again as they are.
+func (p *Provider) runWrites(ctx context.Context, ops []*changeOp) {
+	var pending []*write
+	for _, op := range ops {
+		for _, w := range op.writes {
+			if !w.done {
+				pending = append(pending, w)
+			}
+		}
+	}
+	for round := 1; len(pending) > 0; round++ {
+		items := make([]*item, 0, len(pending))
+		var sent []*write
+		for _, w := range pending {
+			it, err := p.request(ctx, w)
+			if err != nil {
+				w.done, w.status, w.err = true, providers.Failed, err
+				continue
+			}
+			w.it = it
+			items = append(items, it)
+			sent = append(sent, w)
+		}
+		p.svc.g.runBatch(ctx, items)
+		var unseen []*write
+		for _, w := range sent {
+			if w.it.unknown {
+				unseen = append(unseen, w)
+				continue
+			}
+			p.settle(w)
+		}
+		if len(unseen) == 0 {
+			return
+		}
+		if round >= maxWriteRounds || ctx.Err() != nil {
+			for _, w := range unseen {
+				w.done, w.status, w.err = true, providers.Unknown, w.it.err
+			}
+			return
+		}
+		pending = p.readBack(ctx, unseen)
+	}
+}
+
+// settle maps a write's reply to its status (the "already in state" replies of spec 4.4).
+func (p *Provider) settle(w *write) {
+	it := w.it
+	w.done = true
+	if it.err != nil {
+		w.status, w.err = providers.Failed, fmt.Errorf("%s: %w", w, it.err)
+		return
+	}
+	code, msg := it.odataError()
+	switch {
+	case it.ok():
+		w.status = providers.Applied
+	case w.kind == addMember && it.status == http.StatusBadRequest && strings.Contains(strings.ToLower(msg), "already exist"):
+		w.status = providers.AlreadyInState
+	case w.kind == addMember && it.status == http.StatusNotFound && strings.Contains(msg, w.objectID):
+		w.err = fmt.Errorf("user %s no longer exists in Entra ID", p.upn(w.uid))
+		w.status = providers.Failed
+		if p.ignoreNotFound {
+			w.status = providers.Skipped
+		}
+	case (w.kind == removeMember || w.kind == deleteGroup) && it.status == http.StatusNotFound:
+		w.status = providers.AlreadyInState
+	default:
+		w.status, w.err = providers.Failed, fmt.Errorf("%s: %d %s: %s", w, it.status, code, msg)
+	}
+}
+
+// readBack re-reads the groups of member writes whose outcome was not seen, settles those
+// already in the wanted state and returns the writes to send again. If the read fails, the
+// writes stay Unknown: they are never replayed blind.
+func (p *Provider) readBack(ctx context.Context, unseen []*write) []*write {
+	var again []*write
+	var ids []string
+	seen := map[string]bool{}
+	for _, w := range unseen {
+		if w.kind != addMember && w.kind != removeMember {
+			again = append(again, w) // setting a value or deleting is safe to repeat
+			continue
+		}
+		if !seen[w.op.groupID] {
+			seen[w.op.groupID] = true
+			ids = append(ids, w.op.groupID)
+			p.svc.member.invalidate(w.op.groupID)
+		}
+	}
+	if len(ids) == 0 {
+		return again
+	}
+	lists, err := p.svc.readMembers(ctx, ids)
+	for _, w := range unseen {
+		if w.kind != addMember && w.kind != removeMember {
+			continue
+		}
+		if err != nil {
+			w.done, w.status, w.err = true, providers.Unknown, fmt.Errorf("%s: outcome not seen (%v) and reading back failed: %w", w, w.it.err, err)
+			continue
+		}
+		present := false
+		if ml := lists[w.op.groupID]; ml != nil {
+			for _, m := range ml.members {
+				if strings.EqualFold(m.ID, w.objectID) {
+					present = true
+					break
+				}
+			}
+		}
+		if present == (w.kind == addMember) {
+			w.done, w.status = true, providers.Applied
+			continue
+		}
+		again = append(again, w)
+	}
+	return again
+}
+
+// create creates the group of a CreateGroup change: security-enabled, not mail-enabled,
+// mailNickname and displayName from the file name. A create is not safe to repeat (Graph
+// does not refuse a second group with the same mailNickname), so after a reply that does not
+// prove it failed (429, 5xx, no reply) the provider looks the name up before sending it
+// again, and adopts a group it finds.
+func (p *Provider) create(ctx context.Context, op *changeOp) {
+	c := op.c
+	name := groupName(c.Desired)
+	body := models.NewGroup()
+	no, yes := false, true
+	body.SetDisplayName(&name)
+	body.SetMailNickname(&name)
+	body.SetMailEnabled(&no)
+	body.SetSecurityEnabled(&yes)
+	if d := c.Desired.Description; d != "" {
+		body.SetDescription(&d)
+	}
+	for attempt := 1; ; attempt++ {
+		var g models.Groupable
+		p.reg.counters.creates.Add(1)
+		err := p.svc.g.send(ctx, func(ctx context.Context) error {
+			var err error
+			g, err = p.svc.g.client.Groups().Post(ctx, body, nil)
+			return err
+		})
+		if err == nil && g != nil && g.GetId() != nil {
+			op.groupID, op.created = *g.GetId(), true
+			return
+		}
+		status, ra := apiStatus(err)
+		if err != nil && status >= 400 && status < 500 && status != http.StatusTooManyRequests {
+			code, msg := errorCode(err)
+			op.decided = &providers.Outcome{Change: c, Status: providers.Failed, Err: fmt.Errorf("creating group %s: %d %s: %s: %w", name, status, code, msg, err)}
+			return
+		}
+		if err == nil {
+			err = errors.New("the reply carried no group ID")
+		}
+		wait, ok := retryAfter(ra, p.reg.opt.Now())
+		if !ok {
+			wait = p.svc.g.backoff(attempt)
+		}
+		if werr := p.svc.g.wait(ctx, wait); werr != nil {
+			op.decided = &providers.Outcome{Change: c, Status: providers.Unknown, Err: fmt.Errorf("creating group %s: %w (then %w)", name, err, werr)}
+			return
+		}
+		found, lerr := p.svc.lookupGroups(ctx, []string{name}, nil, true)
+		if lerr != nil {
+			op.decided = &providers.Outcome{Change: c, Status: providers.Unknown,
+				Err: fmt.Errorf("creating group %s: outcome not seen (%w) and looking it up failed: %w", name, err, lerr)}
+			return
+		}
+		if gs := found["nick:"+strings.ToLower(name)]; len(gs) > 0 {
+			op.groupID, op.created = gs[0].ID, true
+			return
+		}
+		if attempt >= p.reg.opt.MaxAttempts {
+			op.decided = &providers.Outcome{Change: c, Status: providers.Failed, Err: fmt.Errorf("creating group %s: giving up after %d attempts: %w", name, attempt, err)}
+			return
+		}
+	}
+}
+
+// outcome folds the writes of a change into its Outcome.
+func (op *changeOp) outcome() providers.Outcome {
+	if op.decided != nil {
+		return *op.decided
+	}
+	var errs []error
+	var unknown, failed, applied, skipped bool
+	applied = op.created
+	for _, w := range op.writes {
+		switch w.status {
+		case providers.Unknown:
+			unknown = true
+		case providers.Failed:
+			failed = true
+		case providers.Applied:
+			applied = true
+		case providers.Skipped:
+			skipped = true
+		}
+		if w.err != nil {
+			errs = append(errs, w.err)
+		}
+	}
+	st := providers.AlreadyInState
+	switch {
+	case unknown:
+		st = providers.Unknown
+	case failed:
+		st = providers.Failed
+	case applied:
+		st = providers.Applied
+	case skipped:
+		st = providers.Skipped
+	}
+	return providers.Outcome{Change: op.c, Status: st, Err: errors.Join(errs...)}
+}

@@ -1,0 +1,34 @@
+// Package aad is the Azure AD (Microsoft Entra ID) provider: it keeps one Entra security
+// group per definition file of an `aad` OU in step with the calculated members, through
+// Microsoft Graph (msgraph-sdk-go).
+//
+// This is the only package that imports msgraph-sdk-go: the SDK takes minutes and gigabytes to
+// compile, and users who do not manage AAD must never pay for it. Keep it that way.
+//
+// # Mapping
+//
+// A definition file cn=<name> of an OU maps to the group whose mailNickname is <name>, or to
+// the group whose object ID the file names in metadata_aad_object_id. A missing group is
+// created when the OU sets create_if_missing (security-enabled, not mail-enabled, mailNickname
+// and displayName = <name>, description from the definition). Members are users, direct
+// membership only: person <uid> is the user whose userPrincipalName is user_principal_format
+// with %KEY% replaced by <uid> (default "%KEY%"). Users that do not exist are reported and
+// skipped with ignore_not_found, and fail the target's plan otherwise. Members that are not
+// users (groups, service principals, devices), users whose UPN does not fit the format, and
+// groups whose membership Graph cannot write (dynamic, mail-enabled security, distribution)
+// are reported and left alone. Groups are deleted only with delete_groups: true, and only
+// groups whose mailNickname starts with managed_prefix (required then): Entra has no OU, so
+// without a prefix the provider could not tell its groups from everybody else's.
+//
+// # Requests
+//
+// Reads go through JSON $batch (20 sub-requests): group lookups by mailNickname use `in`
+// filters of 15 names (300 groups per batch); member lists use $top=999 and $select=id,
+// userPrincipalName, and follow @odata.nextLink exactly as given, in rounds; users are
+// resolved by `userPrincipalName in (...)` only for desired members that no member list of
+// the target showed. Group lookups, member lists and users are cached for the Registry's life
+// (or Options.CacheTTL) and concurrent reads of the same key share one request. Writes are
+// $batch items too: POST .../members/$ref (400 "already exist" = already in state) and
+// DELETE .../members/{id}/$ref (404 = already gone; never the URL without /$ref, which
+// deletes the object itself). Throttling and retries follow spec 4.4; see runBatch.
+package aad

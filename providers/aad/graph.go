@@ -1,0 +1,545 @@
+package aad
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"math/rand/v2"
+	"net"
+	"net/http"
+	"net/http/httptrace"
+	"net/url"
+	"strconv"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/Azure/azure-sdk-for-go/sdk/azcore"
+	"github.com/Azure/azure-sdk-for-go/sdk/azcore/policy"
+	abstractions "github.com/microsoft/kiota-abstractions-go"
+	absauth "github.com/microsoft/kiota-abstractions-go/authentication"
+	khttp "github.com/microsoft/kiota-http-go"
+	msgraph "github.com/microsoftgraph/msgraph-sdk-go"
+	msgraphcore "github.com/microsoftgraph/msgraph-sdk-go-core"
+	"github.com/microsoftgraph/msgraph-sdk-go/models/odataerrors"
+)
+
+// counters are the Registry's request counters (atomic: batches run concurrently).
+type counters struct {
+	requests, batches, subRequests, pages, throttled, retries, connections, creates, predictive atomic.Int64
+}
+
+func (c *counters) snapshot() map[string]int64 {
+	return map[string]int64{
+		"requests": c.requests.Load(), "batches": c.batches.Load(), "subrequests": c.subRequests.Load(),
+		"pages": c.pages.Load(), "throttled": c.throttled.Load(), "retries": c.retries.Load(),
+		"connections_opened": c.connections.Load(), "creates": c.creates.Load(), "predictive_hits": c.predictive.Load(),
+	}
+}
+
+// countingTransport counts HTTP requests and NEW connections (httptrace: a connection that
+// was not reused). It sits under the SDK middleware, so it sees every attempt, including the
+// ones the middleware would hide.
+type countingTransport struct {
+	next http.RoundTripper
+	c    *counters
+}
+
+func (t *countingTransport) RoundTrip(req *http.Request) (*http.Response, error) {
+	t.c.requests.Add(1)
+	trace := &httptrace.ClientTrace{GotConn: func(i httptrace.GotConnInfo) {
+		if !i.Reused {
+			t.c.connections.Add(1)
+		}
+	}}
+	return t.next.RoundTrip(req.WithContext(httptrace.WithClientTrace(req.Context(), trace)))
+}
+
+// tokenProvider hands the SDK a bearer token from an azcore credential (client secret in
+// production, a static token in tests). It refuses hosts other than the Graph host (the
+// token must never leave it) and plain HTTP except on loopback. The SDK's own Azure
+// identity provider is not used because it silently sends no token to a host outside its
+// list and rejects http URLs, which makes a test server impossible.
+type tokenProvider struct {
+	cred  azcore.TokenCredential
+	scope string
+	host  string // host[:port] of the Graph base URL
+	hosts absauth.AllowedHostsValidator
+}
+
+func (p *tokenProvider) GetAuthorizationToken(ctx context.Context, u *url.URL, _ map[string]interface{}) (string, error) {
+	if !p.hosts.IsUrlHostValid(u) || !strings.EqualFold(u.Host, p.host) {
+		return "", fmt.Errorf("refusing to send the Graph token to %s", u.Host)
+	}
+	if u.Scheme != "https" && !isLoopback(u.Hostname()) {
+		return "", fmt.Errorf("refusing to send the Graph token over %s to %s", u.Scheme, u.Host)
+	}
+	tok, err := p.cred.GetToken(ctx, policy.TokenRequestOptions{Scopes: []string{p.scope}})
+	if err != nil {
+		return "", fmt.Errorf("getting a Graph token: %w", err)
+	}
+	return tok.Token, nil
+}
+
+func (p *tokenProvider) GetAllowedHostsValidator() *absauth.AllowedHostsValidator { return &p.hosts }
+
+func isLoopback(host string) bool {
+	if host == "localhost" {
+		return true
+	}
+	ip := net.ParseIP(host)
+	return ip != nil && ip.IsLoopback()
+}
+
+// graph is one Graph client (base URL and identity): the SDK adapter and service client over
+// the Registry's shared transport.
+type graph struct {
+	reg     *Registry
+	adapter *msgraph.GraphRequestAdapter
+	client  *msgraph.GraphServiceClient
+	base    string // the adapter base URL, no trailing slash
+}
+
+// newGraph builds the SDK client as spec 4.5 describes: a bearer-token provider, the Graph
+// default middleware minus the retry handler over the shared transport, the adapter, then the
+// base URL set BEFORE the service client is built (the client copies it into its path
+// parameters, and the batch builder uses that copy to make URLs relative).
+//
+// The retry handler is removed for every request, not only for writes: it replays POST and
+// PATCH on 429/503/504 by itself, it sleeps with time.Sleep (tests could not skip the wait),
+// and it hides attempts from our counters. Retries are decided in runBatch and send instead,
+// per the write-outcome table.
+func newGraph(reg *Registry, base string, cred azcore.TokenCredential) (*graph, error) {
+	u, err := url.Parse(base)
+	if err != nil || u.Host == "" || (u.Scheme != "https" && u.Scheme != "http") {
+		return nil, fmt.Errorf("invalid graph_url %q", base)
+	}
+	tp := &tokenProvider{cred: cred, scope: u.Scheme + "://" + u.Host + "/.default", host: u.Host,
+		hosts: absauth.NewAllowedHostsValidator([]string{u.Hostname()})}
+	auth := absauth.NewBaseBearerTokenAuthenticationProvider(tp)
+	opts := msgraph.GetDefaultClientOptions()
+	var mw []khttp.Middleware
+	for _, m := range msgraphcore.GetDefaultMiddlewaresWithOptions(&opts) {
+		switch m.(type) {
+		case *khttp.RetryHandler, khttp.RetryHandler:
+			continue
+		}
+		mw = append(mw, m)
+	}
+	hc := &http.Client{
+		Transport:     khttp.NewCustomTransportWithParentTransport(reg.parent, mw...),
+		CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse },
+		Timeout:       reg.timeout,
+	}
+	adapter, err := msgraph.NewGraphRequestAdapterWithParseNodeFactoryAndSerializationWriterFactoryAndHttpClient(auth, nil, nil, hc)
+	if err != nil {
+		return nil, fmt.Errorf("building the Graph request adapter: %w", err)
+	}
+	base = strings.TrimRight(base, "/")
+	adapter.SetBaseUrl(base)
+	return &graph{reg: reg, adapter: adapter, client: msgraph.NewGraphServiceClient(adapter), base: base}, nil
+}
+
+// errorMapping decodes every error reply as an OData error (it carries the status code and
+// the headers, Retry-After included).
+func errorMapping() abstractions.ErrorMappings {
+	return abstractions.ErrorMappings{"XXX": odataerrors.CreateODataErrorFromDiscriminatorValue}
+}
+
+// apiStatus returns the HTTP status and Retry-After of an SDK error (0 when no reply was seen).
+func apiStatus(err error) (int, string) {
+	var ae abstractions.ApiErrorable
+	if !errors.As(err, &ae) {
+		return 0, ""
+	}
+	ra := ""
+	if h := ae.GetResponseHeaders(); h != nil {
+		if v := h.Get("Retry-After"); len(v) > 0 {
+			ra = v[0]
+		}
+	}
+	return ae.GetStatusCode(), ra
+}
+
+// errorCode returns the OData error code and message of an error, if it has them.
+func errorCode(err error) (string, string) {
+	var oe *odataerrors.ODataError
+	if errors.As(err, &oe) && oe.GetErrorEscaped() != nil {
+		e := oe.GetErrorEscaped()
+		return deref(e.GetCode()), deref(e.GetMessage())
+	}
+	return "", ""
+}
+
+func deref[T any](p *T) T {
+	var zero T
+	if p == nil {
+		return zero
+	}
+	return *p
+}
+
+// acquire takes one of the Registry's PoolSize request slots.
+func (g *graph) acquire(ctx context.Context) error {
+	select {
+	case g.reg.sem <- struct{}{}:
+		return nil
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+}
+
+func (g *graph) release() { <-g.reg.sem }
+
+// retryAfter parses a Retry-After value (seconds or an HTTP date).
+func retryAfter(v string, now time.Time) (time.Duration, bool) {
+	v = strings.TrimSpace(v)
+	if v == "" {
+		return 0, false
+	}
+	if n, err := strconv.Atoi(v); err == nil && n >= 0 {
+		return time.Duration(n) * time.Second, true
+	}
+	if t, err := http.ParseTime(v); err == nil {
+		return max(t.Sub(now), 0), true
+	}
+	return 0, false
+}
+
+// backoff is the wait before attempt n+1 without Retry-After: BaseBackoff doubled per
+// attempt, jittered to [50%, 100%] so that parallel batches do not retry in lockstep, capped
+// at MaxWait.
+func (g *graph) backoff(attempt int) time.Duration {
+	o := g.reg.opt
+	d := o.BaseBackoff << min(attempt-1, 16)
+	d = min(d, o.MaxWait)
+	return d/2 + rand.N(d/2+1)
+}
+
+// wait sleeps before a retry; a Retry-After beyond MaxWait is an error (see Options.MaxWait).
+func (g *graph) wait(ctx context.Context, d time.Duration) error {
+	if d > g.reg.opt.MaxWait {
+		return fmt.Errorf("Graph asked to wait %s, more than the %s allowed", d, g.reg.opt.MaxWait)
+	}
+	g.reg.counters.retries.Add(1)
+	return g.reg.opt.Sleep(ctx, d)
+}
+
+// item is one sub-request of a $batch and, after runBatch, its reply.
+type item struct {
+	ri *abstractions.RequestInformation
+	// write marks a non-read: an envelope whose outcome was not seen is not replayed; the item
+	// is marked unknown for the caller to read back.
+	write bool
+
+	status  int
+	headers map[string]string // lower-case names
+	body    json.RawMessage
+	err     error // no usable reply (after the allowed attempts)
+	unknown bool  // a write whose outcome was not seen
+}
+
+// ok reports a 2xx reply.
+func (it *item) ok() bool { return it.err == nil && it.status >= 200 && it.status < 300 }
+
+// odataError decodes the error code and message of an item reply.
+func (it *item) odataError() (code, msg string) {
+	var e struct {
+		Error struct{ Code, Message string } `json:"error"`
+	}
+	_ = json.Unmarshal(it.body, &e)
+	return e.Error.Code, e.Error.Message
+}
+
+func (it *item) String() string {
+	u, _ := it.ri.GetUri()
+	s := it.ri.Method.String()
+	if u != nil {
+		s += " " + u.Path
+	}
+	return s
+}
+
+// failure describes an item that did not succeed.
+func (it *item) failure() error {
+	if it.err != nil {
+		return it.err
+	}
+	code, msg := it.odataError()
+	return fmt.Errorf("%s: %d %s: %s", it, it.status, code, msg)
+}
+
+// runBatch sends items in $batch requests of at most BatchSize, the batches concurrently
+// within the Registry's PoolSize, and fills in every item's reply. Reads and writes must not
+// be mixed in one call.
+//
+// Retries: a whole-request 429 waits for its Retry-After and resends; a 5xx or transport
+// error resends a read batch with backoff, but marks a write batch's items unknown (Graph may
+// have executed them) and returns them to the caller, which reads back before deciding.
+// Inside a reply, a 429 item is resent after ITS Retry-After (the envelope is 200, so no
+// middleware ever sees it) and a 503/504 item with backoff; the items of one batch that need
+// a retry travel together, after the longest of their waits.
+func (g *graph) runBatch(ctx context.Context, items []*item) {
+	size := g.reg.opt.BatchSize
+	var wg sync.WaitGroup
+	for start := 0; start < len(items); start += size {
+		chunk := items[start:min(start+size, len(items))]
+		wg.Go(func() { g.runChunk(ctx, chunk) })
+	}
+	wg.Wait()
+}
+
+func (g *graph) runChunk(ctx context.Context, pending []*item) {
+	attempts := make(map[*item]int, len(pending))
+	for len(pending) > 0 {
+		for _, it := range pending {
+			attempts[it]++
+		}
+		replies, err := g.sendBatch(ctx, pending)
+		if err != nil {
+			status, ra := apiStatus(err)
+			var wait time.Duration
+			switch {
+			case ctx.Err() != nil:
+				failAll(pending, ctx.Err(), true)
+				return
+			case status == http.StatusTooManyRequests:
+				// Throttled before execution: safe to resend, writes included.
+				g.reg.counters.throttled.Add(1)
+				d, ok := retryAfter(ra, g.reg.opt.Now())
+				if !ok {
+					d = g.backoff(attempts[pending[0]])
+				}
+				wait = d
+			case status == 0 && !transportError(err):
+				// Failed before anything was sent (no token, a request that cannot be
+				// built): nothing to retry, nothing unseen.
+				failAll(pending, fmt.Errorf("$batch: %w", err), false)
+				return
+			case status == 0 || status >= 500:
+				if pending[0].write {
+					failAll(pending, fmt.Errorf("$batch: outcome not seen: %w", err), true)
+					return
+				}
+				wait = g.backoff(attempts[pending[0]])
+				if d, ok := retryAfter(ra, g.reg.opt.Now()); ok {
+					wait = d
+				}
+			default:
+				failAll(pending, fmt.Errorf("$batch: %w", err), false)
+				return
+			}
+			if attempts[pending[0]] >= g.reg.opt.MaxAttempts {
+				failAll(pending, fmt.Errorf("$batch: giving up after %d attempts: %w", attempts[pending[0]], err), status != http.StatusTooManyRequests)
+				return
+			}
+			if werr := g.wait(ctx, wait); werr != nil {
+				failAll(pending, fmt.Errorf("$batch: %w (after %w)", werr, err), status != http.StatusTooManyRequests)
+				return
+			}
+			continue
+		}
+		var retry []*item
+		var wait time.Duration
+		for _, it := range pending {
+			r, ok := replies[it]
+			if !ok {
+				// Graph answered the envelope without this item: treat as not executed for a
+				// read, unseen for a write.
+				if it.write {
+					it.err, it.unknown = fmt.Errorf("%s: no reply in the batch", it), true
+					continue
+				}
+				r = batchReply{Status: http.StatusServiceUnavailable}
+			}
+			it.status, it.headers, it.body, it.err = r.Status, r.Headers, r.Body, nil
+			var d time.Duration
+			switch r.Status {
+			case http.StatusTooManyRequests:
+				g.reg.counters.throttled.Add(1)
+				var ok bool
+				if d, ok = retryAfter(r.Headers["retry-after"], g.reg.opt.Now()); !ok {
+					d = g.backoff(attempts[it])
+				}
+			case http.StatusServiceUnavailable, http.StatusGatewayTimeout:
+				d = g.backoff(attempts[it])
+				if ra, ok := retryAfter(r.Headers["retry-after"], g.reg.opt.Now()); ok {
+					d = ra
+				}
+			default:
+				continue
+			}
+			if attempts[it] < g.reg.opt.MaxAttempts && d <= g.reg.opt.MaxWait {
+				retry = append(retry, it)
+				wait = max(wait, d)
+			}
+		}
+		if len(retry) > 0 {
+			if err := g.wait(ctx, wait); err != nil {
+				failAll(retry, err, false)
+				return
+			}
+		}
+		pending = retry
+	}
+}
+
+// transportError reports an error of the HTTP round trip (the request may have reached
+// Graph), as opposed to one raised before sending.
+func transportError(err error) bool {
+	var ue *url.Error
+	return errors.As(err, &ue)
+}
+
+func failAll(items []*item, err error, unseen bool) {
+	for _, it := range items {
+		it.err = err
+		it.unknown = it.write && unseen
+	}
+}
+
+type batchReply struct {
+	ID      string            `json:"id"`
+	Status  int               `json:"status"`
+	Headers map[string]string `json:"headers"`
+	Body    json.RawMessage   `json:"body"`
+}
+
+// sendBatch sends one $batch of items and returns the replies by item. The envelope is built
+// by the SDK (msgraphcore.BatchRequest: relative URLs, random item IDs) and sent through the
+// SDK adapter (auth, gzip, telemetry); the reply is decoded with encoding/json rather than the
+// SDK's batch model, which parses every member object three times (JSON tree, map, JSON
+// again) — too slow for 20 pages of 999 members.
+func (g *graph) sendBatch(ctx context.Context, items []*item) (map[*item]batchReply, error) {
+	b := msgraphcore.NewBatchRequest(g.adapter)
+	byID := make(map[string]*item, len(items))
+	for _, it := range items {
+		step, err := b.AddBatchRequestStep(*it.ri)
+		if err != nil {
+			return nil, fmt.Errorf("building the batch: %w", err)
+		}
+		byID[deref(step.GetId())] = it
+	}
+	ri := abstractions.NewRequestInformation()
+	ri.Method = abstractions.POST
+	ri.UrlTemplate = "{+baseurl}/$batch"
+	if err := ri.SetContentFromParsable(ctx, g.adapter, "application/json", b); err != nil {
+		return nil, fmt.Errorf("serialising the batch: %w", err)
+	}
+	ri.Headers.TryAdd("Accept", "application/json")
+	if err := g.acquire(ctx); err != nil {
+		return nil, err
+	}
+	g.reg.counters.batches.Add(1)
+	g.reg.counters.subRequests.Add(int64(len(items)))
+	raw, err := g.adapter.SendPrimitive(ctx, ri, "[]byte", errorMapping())
+	g.release()
+	if err != nil {
+		return nil, err
+	}
+	data, _ := raw.([]byte)
+	var env struct {
+		Responses []batchReply `json:"responses"`
+	}
+	if err := json.Unmarshal(data, &env); err != nil {
+		return nil, fmt.Errorf("decoding the $batch reply: %w", err)
+	}
+	out := make(map[*item]batchReply, len(env.Responses))
+	for _, r := range env.Responses {
+		it, ok := byID[r.ID]
+		if !ok {
+			continue
+		}
+		h := make(map[string]string, len(r.Headers))
+		for k, v := range r.Headers {
+			h[strings.ToLower(k)] = v
+		}
+		r.Headers = h
+		out[it] = r
+	}
+	return out, nil
+}
+
+// nextPage returns the request for an @odata.nextLink, sent back exactly as given. The
+// batch builder makes URLs relative by cutting the adapter's base URL off the front, so a
+// link elsewhere cannot be batched (and would not get our token anyway).
+func (g *graph) nextPage(link string) (*abstractions.RequestInformation, error) {
+	if !strings.HasPrefix(link, g.base+"/") {
+		return nil, fmt.Errorf("nextLink %q is outside the Graph base %s", link, g.base)
+	}
+	u, err := url.Parse(link)
+	if err != nil {
+		return nil, fmt.Errorf("invalid nextLink %q: %w", link, err)
+	}
+	ri := abstractions.NewRequestInformation()
+	ri.Method = abstractions.GET
+	ri.SetUri(*u)
+	ri.Headers.TryAdd("Accept", "application/json")
+	return ri, nil
+}
+
+// page is one page of a collection reply.
+type page[T any] struct {
+	Value []T    `json:"value"`
+	Next  string `json:"@odata.nextLink"`
+}
+
+// readPaged runs the listings firsts (first-page requests) to the end: every page of every
+// listing, in rounds of batches. A round holds the next page of every listing that still has
+// one, so k listings of p pages cost about ceil(k/20) batches per round, in max(p) rounds. A
+// page without items can still carry a nextLink; only its absence ends a listing. Any listing
+// that fails fails the whole read: a partial state must never be taken for the current one.
+func readPaged[T any](ctx context.Context, g *graph, firsts []*abstractions.RequestInformation) ([][]T, error) {
+	out := make([][]T, len(firsts))
+	type active struct {
+		idx int
+		it  *item
+	}
+	round := make([]active, len(firsts))
+	for i, ri := range firsts {
+		round[i] = active{idx: i, it: &item{ri: ri}}
+	}
+	for len(round) > 0 {
+		items := make([]*item, len(round))
+		for i, a := range round {
+			items[i] = a.it
+		}
+		g.runBatch(ctx, items)
+		var next []active
+		for _, a := range round {
+			if !a.it.ok() {
+				return nil, fmt.Errorf("reading %s: %w", a.it, a.it.failure())
+			}
+			var p page[T]
+			if err := json.Unmarshal(a.it.body, &p); err != nil {
+				return nil, fmt.Errorf("decoding %s: %w", a.it, err)
+			}
+			g.reg.counters.pages.Add(1)
+			out[a.idx] = append(out[a.idx], p.Value...)
+			if p.Next != "" {
+				ri, err := g.nextPage(p.Next)
+				if err != nil {
+					return nil, err
+				}
+				next = append(next, active{idx: a.idx, it: &item{ri: ri}})
+			}
+		}
+		round = next
+	}
+	return out, nil
+}
+
+// send runs one request outside a batch (group creation) with the Registry's slot held. No
+// retry here: the caller applies the write-outcome table.
+func (g *graph) send(ctx context.Context, f func(ctx context.Context) error) error {
+	if err := g.acquire(ctx); err != nil {
+		return err
+	}
+	defer g.release()
+	return f(ctx)
+}
+
+// quote makes an OData string literal.
+func quote(s string) string { return "'" + strings.ReplaceAll(s, "'", "''") + "'" }

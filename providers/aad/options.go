@@ -1,0 +1,132 @@
+package aad
+
+import (
+	"context"
+	"log/slog"
+	"net/http"
+	"os"
+	"time"
+
+	"github.com/Azure/azure-sdk-for-go/sdk/azcore"
+
+	"github.com/entitlements-go/entitlements/cache"
+)
+
+// DefaultGraphURL is the Microsoft Graph base URL used when neither the OU (graph_url) nor
+// Options.GraphURL names one.
+const DefaultGraphURL = "https://graph.microsoft.com/v1.0"
+
+// Graph limits the provider is built around.
+const (
+	// maxBatch is Graph's limit of sub-requests per JSON $batch.
+	maxBatch = 20
+	// maxInValues is Graph's default limit of values in one `in` filter clause.
+	maxInValues = 15
+	// pageSize is the largest $top for directory objects.
+	pageSize = 999
+)
+
+// Options tune a Registry. Zero fields take the documented defaults.
+type Options struct {
+	// GraphURL is the Graph base URL (".../v1.0") for OUs that do not set graph_url. Default
+	// DefaultGraphURL. Tests point it at a fakegraph server.
+	GraphURL string
+	// HTTPClient, when set, supplies the parent transport under the SDK's middleware (and its
+	// Timeout). Default: one keep-alive transport shared by every OU of the Registry, with
+	// MaxIdleConnsPerHost and MaxConnsPerHost raised to PoolSize: Go's default of 2 idle
+	// connections per host would throw connections away and reopen them whenever more than 2
+	// requests are in flight.
+	HTTPClient *http.Client
+	// TokenCredential authenticates every Graph request instead of the client-secret
+	// credentials of the OU (tenant_id, client_id, client_secret or their AZURE_*
+	// environment variables). Tests pass a static token.
+	TokenCredential azcore.TokenCredential
+	// PoolSize bounds Graph requests in flight (and so connections) for the whole Registry,
+	// shared by every OU: Graph throttles per tenant and application, not per OU. Default 4.
+	PoolSize int
+	// BatchSize is the number of sub-requests per $batch, 1..20. Default 20 (Graph's limit).
+	BatchSize int
+	// MaxAttempts bounds the attempts of one request or batch item (throttling, 5xx,
+	// transport errors on reads). Default 5.
+	MaxAttempts int
+	// BaseBackoff is the first wait after a failure without Retry-After; it doubles per
+	// attempt, with jitter. Default 1s.
+	BaseBackoff time.Duration
+	// MaxWait is the longest single wait. A Retry-After above it fails the request instead of
+	// being shortened (retrying early only earns another 429). Default 60s.
+	MaxWait time.Duration
+	// Timeout bounds one HTTP request. Default 100s (the SDK's default).
+	Timeout time.Duration
+	// Sleep waits between attempts. Default: a timer that stops early when ctx is done. Tests
+	// inject one that records the wait and returns at once.
+	Sleep func(ctx context.Context, d time.Duration) error
+	// CacheTTL is how long group lookups, member lists and user lookups stay cached. Zero:
+	// for the life of the Registry, which is one run for the CLI. Writes invalidate what they
+	// touch either way.
+	CacheTTL time.Duration
+	// StaleWhileRevalidate serves an expired member list at once while one background request
+	// refreshes it (for long-running embedders that prefer a slightly old answer to a wait;
+	// plans built on it may be stale). Default false.
+	StaleWhileRevalidate bool
+	// Getenv reads AZURE_TENANT_ID, AZURE_CLIENT_ID and AZURE_CLIENT_SECRET when the OU does
+	// not set tenant_id, client_id or client_secret. Default os.LookupEnv.
+	Getenv func(string) (string, bool)
+	// Logger receives warnings: users not found, members that are not users, groups left
+	// alone (dynamic or mail-enabled). Default: discard.
+	Logger *slog.Logger
+	// Now is the clock of the caches. Default time.Now.
+	Now func() time.Time
+	// Predictive is the predictive state of the run (spec 2.3), or nil. A group whose cached
+	// members equal the desired ones is trusted as current without a request; a group whose
+	// cached state differs is invalidated and read from Graph, in the same bulk read as the
+	// others, so only diffs based on Graph data become changes.
+	Predictive *cache.Predictive
+}
+
+func (o Options) withDefaults() Options {
+	if o.GraphURL == "" {
+		o.GraphURL = DefaultGraphURL
+	}
+	if o.PoolSize <= 0 {
+		o.PoolSize = 4
+	}
+	if o.BatchSize <= 0 || o.BatchSize > maxBatch {
+		o.BatchSize = maxBatch
+	}
+	if o.MaxAttempts <= 0 {
+		o.MaxAttempts = 5
+	}
+	if o.BaseBackoff <= 0 {
+		o.BaseBackoff = time.Second
+	}
+	if o.MaxWait <= 0 {
+		o.MaxWait = 60 * time.Second
+	}
+	if o.Timeout <= 0 {
+		o.Timeout = 100 * time.Second
+	}
+	if o.Sleep == nil {
+		o.Sleep = sleepCtx
+	}
+	if o.Getenv == nil {
+		o.Getenv = os.LookupEnv
+	}
+	if o.Logger == nil {
+		o.Logger = slog.New(slog.DiscardHandler)
+	}
+	if o.Now == nil {
+		o.Now = time.Now
+	}
+	return o
+}
+
+func sleepCtx(ctx context.Context, d time.Duration) error {
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-ctx.Done():
+		return ctx.Err()
+	case <-t.C:
+		return nil
+	}
+}

@@ -1,0 +1,435 @@
+package aad
+
+import (
+	"cmp"
+	"context"
+	"errors"
+	"fmt"
+	"slices"
+	"strings"
+	"sync"
+
+	"github.com/entitlements-go/entitlements/internal/dn"
+	"github.com/entitlements-go/entitlements/providers"
+)
+
+// Provider manages the groups of one `aad` OU.
+type Provider struct {
+	reg *Registry
+	svc *service
+
+	ou, base             string
+	upnPrefix, upnSuffix string
+	createMissing        bool
+	ignoreNotFound       bool
+	deleteGroups         bool
+	managedPrefix        string
+
+	mu sync.Mutex
+	// desired are the groups Desire saw, by key: Entra has no container to enumerate, so Read
+	// reads the groups the plan is about (plus, with delete_groups, the prefix listing).
+	desired map[string]*providers.Group
+	// state is what the last Read learnt that Apply needs: object IDs of groups and members.
+	state    *readState
+	warnings []string
+}
+
+// readState is what Apply needs from Read.
+type readState struct {
+	groups map[string]*readGroup // by providers.Key(DN)
+}
+
+type readGroup struct {
+	id string
+	// members maps a lower-case uid to the member's object ID.
+	members map[string]string
+	// leftAlone is why Graph cannot write the group ("" when it can).
+	leftAlone string
+}
+
+var (
+	_ providers.Provider     = (*Provider)(nil)
+	_ providers.Desirer      = (*Provider)(nil)
+	_ providers.Counter      = (*Provider)(nil)
+	_ providers.DeletePolicy = (*Provider)(nil)
+)
+
+// Desire implements providers.Desirer. It sets nothing on the group: it records it, because
+// Read must know which groups the plan is about (deploy calls Desire for every desired group
+// of a target before Read). It also checks what Graph would refuse later: a malformed
+// metadata_aad_object_id, or a name that cannot be a mailNickname.
+func (p *Provider) Desire(_ *providers.Target, g *providers.Group) error {
+	if oid := objectID(g); oid != "" && !looksLikeGUID(oid) {
+		return fmt.Errorf("%s: metadata_aad_object_id %q is not an object ID", g.DN, oid)
+	}
+	if cn := groupName(g); len(cn) > 64 {
+		return fmt.Errorf("%s: %q is longer than the 64 characters of a mailNickname", g.DN, cn)
+	}
+	p.mu.Lock()
+	p.desired[providers.Key(g.DN)] = g
+	p.mu.Unlock()
+	return nil
+}
+
+// Forget drops the groups recorded by Desire (a long-running embedder that reuses one
+// Provider for several plans calls it before each).
+func (p *Provider) Forget() {
+	p.mu.Lock()
+	p.desired = map[string]*providers.Group{}
+	p.mu.Unlock()
+}
+
+// DeletesGroups implements providers.DeletePolicy: only with delete_groups: true.
+func (p *Provider) DeletesGroups(*providers.Target) bool { return p.deleteGroups }
+
+// Counters implements providers.Counter: the Registry's counters (every AAD OU of a run
+// shares one transport and one request budget).
+func (p *Provider) Counters() map[string]int64 { return p.reg.Counters() }
+
+// Warnings returns what Read and Apply reported and left alone (users not found, members
+// that are not users, dynamic groups), in order.
+func (p *Provider) Warnings() []string {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return slices.Clone(p.warnings)
+}
+
+func (p *Provider) warn(format string, args ...any) {
+	msg := fmt.Sprintf(format, args...)
+	p.mu.Lock()
+	p.warnings = append(p.warnings, msg)
+	p.mu.Unlock()
+	p.svc.log(msg, "ou", p.ou)
+}
+
+func objectID(g *providers.Group) string {
+	if v, ok := g.Metadata["aad_object_id"]; ok && v != nil {
+		return strings.TrimSpace(fmt.Sprint(v))
+	}
+	return ""
+}
+
+func groupName(g *providers.Group) string {
+	if g.CN != "" {
+		return g.CN
+	}
+	return dn.FirstValue(g.DN)
+}
+
+func looksLikeGUID(s string) bool {
+	if len(s) != 36 {
+		return false
+	}
+	for i, c := range s {
+		switch i {
+		case 8, 13, 18, 23:
+			if c != '-' {
+				return false
+			}
+		default:
+			if !strings.ContainsRune("0123456789abcdefABCDEF", c) {
+				return false
+			}
+		}
+	}
+	return true
+}
+
+// upn maps a uid to its user principal name.
+func (p *Provider) upn(uid string) string { return p.upnPrefix + uid + p.upnSuffix }
+
+// uid maps a user principal name back to a uid; false when it does not fit the format.
+func (p *Provider) uid(upn string) (string, bool) {
+	if len(upn) <= len(p.upnPrefix)+len(p.upnSuffix) ||
+		!strings.EqualFold(upn[:len(p.upnPrefix)], p.upnPrefix) ||
+		!strings.EqualFold(upn[len(upn)-len(p.upnSuffix):], p.upnSuffix) {
+		return "", false
+	}
+	return upn[len(p.upnPrefix) : len(upn)-len(p.upnSuffix)], true
+}
+
+// Read implements providers.Provider: the current state of the groups recorded by Desire.
+func (p *Provider) Read(ctx context.Context, _ *providers.Target) (*providers.State, error) {
+	p.mu.Lock()
+	desired := make([]*providers.Group, 0, len(p.desired))
+	for _, g := range p.desired {
+		desired = append(desired, g)
+	}
+	p.mu.Unlock()
+	slices.SortFunc(desired, func(a, b *providers.Group) int { return cmp.Compare(providers.Key(a.DN), providers.Key(b.DN)) })
+	return p.read(ctx, desired)
+}
+
+// ReadDesired reads the current state of the given desired groups (and records them as
+// Desire does). It is Read for callers that can pass the desired groups explicitly.
+func (p *Provider) ReadDesired(ctx context.Context, t *providers.Target, desired []*providers.Group) (*providers.State, error) {
+	p.Forget()
+	for _, g := range desired {
+		if err := p.Desire(t, g); err != nil {
+			return nil, err
+		}
+	}
+	return p.Read(ctx, t)
+}
+
+// target is one desired group during Read.
+type target struct {
+	d    *providers.Group
+	key  string
+	name string
+	oid  string
+	info *groupInfo
+}
+
+// read does the work of Read in three bulk steps: find the groups (by name or object ID),
+// read their members, then resolve the desired users that no member list showed. Users that
+// do not exist are dropped from the desired group with ignore_not_found (so the plan shows
+// only what will happen and a second run is a no-op), and fail the read otherwise.
+func (p *Provider) read(ctx context.Context, desired []*providers.Group) (*providers.State, error) {
+	st := &providers.State{Groups: make(map[string]*providers.Group, len(desired))}
+	targets := make([]*target, 0, len(desired))
+	var nicks, ids []string
+	for _, d := range desired {
+		t := &target{d: d, key: providers.Key(d.DN), name: groupName(d), oid: objectID(d)}
+		if pred := p.reg.opt.Predictive; pred != nil {
+			if e, ok := pred.Lookup(d.DN); ok {
+				if sameFold(e.Members, d.Members) {
+					// Trusted as current (spec 2.3): the diff is empty, no request needed.
+					p.reg.counters.predictive.Add(1)
+					st.Groups[t.key] = &providers.Group{DN: d.DN, CN: t.name, Description: d.Description, Members: slices.Clone(e.Members)}
+					continue
+				}
+				pred.Invalidate(d.DN)
+			}
+		}
+		if t.oid != "" {
+			ids = append(ids, t.oid)
+		} else {
+			nicks = append(nicks, t.name)
+		}
+		targets = append(targets, t)
+	}
+	found, err := p.svc.lookupGroups(ctx, nicks, ids, false)
+	if err != nil {
+		return nil, err
+	}
+	var errs []error
+	owned := map[string]bool{} // object IDs of desired groups
+	for _, t := range targets {
+		var gs []*groupInfo
+		if t.oid != "" {
+			gs = found["id:"+strings.ToLower(t.oid)]
+			if len(gs) == 0 {
+				errs = append(errs, fmt.Errorf("%s: metadata_aad_object_id %s names no group", t.d.DN, t.oid))
+				continue
+			}
+		} else {
+			gs = found["nick:"+strings.ToLower(t.name)]
+		}
+		switch len(gs) {
+		case 0:
+			if !p.createMissing {
+				p.warn("%s: no Entra ID group has mailNickname %q (set create_if_missing: true to create it)", t.d.DN, t.name)
+			}
+		case 1:
+			t.info = gs[0]
+			owned[strings.ToLower(gs[0].ID)] = true
+		default:
+			var ids []string
+			for _, g := range gs {
+				ids = append(ids, g.ID)
+			}
+			errs = append(errs, fmt.Errorf("%s: %d groups have mailNickname %q (%s); name one with metadata_aad_object_id",
+				t.d.DN, len(gs), t.name, strings.Join(ids, ", ")))
+		}
+	}
+	if len(errs) > 0 {
+		return nil, errors.Join(errs...)
+	}
+
+	// Deletion candidates: the OU's groups (by prefix) that no definition claims.
+	var orphans []*target
+	if p.deleteGroups {
+		listed, err := p.svc.listPrefix(ctx, p.managedPrefix)
+		if err != nil {
+			return nil, err
+		}
+		claimed := map[string]bool{}
+		for _, d := range desired {
+			claimed[providers.Key(d.DN)] = true
+		}
+		for _, g := range listed {
+			dnStr := "cn=" + dn.EscapeValue(g.MailNickname) + "," + p.base
+			k := providers.Key(dnStr)
+			if owned[strings.ToLower(g.ID)] || claimed[k] {
+				continue
+			}
+			claimed[k] = true
+			if why := g.unmanageable(); why != "" {
+				p.warn("%s: group %s has no definition but is left alone: %s", dnStr, g.ID, why)
+				continue
+			}
+			orphans = append(orphans, &target{d: &providers.Group{DN: dnStr, CN: g.MailNickname}, key: k, name: g.MailNickname, info: g})
+		}
+	}
+
+	var readIDs []string
+	for _, t := range slices.Concat(targets, orphans) {
+		if t.info != nil && t.info.unmanageable() == "" {
+			readIDs = append(readIDs, t.info.ID)
+		}
+	}
+	lists, err := p.svc.readMembers(ctx, readIDs)
+	if err != nil {
+		return nil, err
+	}
+
+	rs := &readState{groups: map[string]*readGroup{}}
+	known := map[string]bool{} // lower-case uids whose object ID a member list showed
+	for _, t := range slices.Concat(targets, orphans) {
+		if t.info == nil {
+			continue
+		}
+		g := &providers.Group{DN: t.d.DN, CN: t.name, Description: deref(t.info.Description)}
+		rg := &readGroup{id: t.info.ID, members: map[string]string{}, leftAlone: t.info.unmanageable()}
+		if rg.leftAlone != "" {
+			// Report it and make the current state equal the desired one, so that the diff
+			// proposes nothing Graph would refuse.
+			p.warn("%s: group %s left alone: %s", t.d.DN, t.info.ID, rg.leftAlone)
+			g.Members, g.Description = slices.Clone(t.d.Members), t.d.Description
+		} else {
+			ml := lists[t.info.ID]
+			if ml == nil {
+				// Never take a list we do not have for an empty one.
+				return nil, fmt.Errorf("%s: the members of group %s were not read", t.d.DN, t.info.ID)
+			}
+			g.Members = p.currentMembers(t.d.DN, ml, rg)
+			for uid := range rg.members {
+				known[uid] = true
+			}
+		}
+		st.Groups[t.key] = g
+		rs.groups[t.key] = rg
+	}
+
+	if err := p.checkUsers(ctx, targets, rs, known); err != nil {
+		return nil, err
+	}
+	p.mu.Lock()
+	p.state = rs
+	p.mu.Unlock()
+	return st, nil
+}
+
+// currentMembers turns a member list into uids; members that are not users, or users whose
+// UPN does not fit user_principal_format, are reported and left out (so never removed).
+func (p *Provider) currentMembers(groupDN string, ml *memberList, rg *readGroup) []string {
+	out := make([]string, 0, len(ml.members))
+	var others, foreign []string
+	for _, m := range ml.members {
+		if !m.isUser() {
+			others = append(others, fmt.Sprintf("%s (%s)", m.ID, strings.TrimPrefix(m.Type, "#microsoft.graph.")))
+			continue
+		}
+		uid, ok := p.uid(m.UPN)
+		if !ok {
+			foreign = append(foreign, m.UPN)
+			continue
+		}
+		out = append(out, uid)
+		rg.members[strings.ToLower(uid)] = m.ID
+	}
+	if len(others) > 0 {
+		p.warn("%s: %d members that are not users left alone: %s", groupDN, len(others), abbreviate(others))
+	}
+	if len(foreign) > 0 {
+		p.warn("%s: %d users outside user_principal_format left alone: %s", groupDN, len(foreign), abbreviate(foreign))
+	}
+	slices.Sort(out)
+	return out
+}
+
+// checkUsers resolves the desired members that no member list of the target showed (new
+// members of existing groups, every member of a group to create).
+func (p *Provider) checkUsers(ctx context.Context, targets []*target, rs *readState, known map[string]bool) error {
+	var upns []string
+	seen := map[string]bool{}
+	for _, t := range targets {
+		if rg := rs.groups[t.key]; (rg != nil && rg.leftAlone != "") || (t.info == nil && !p.createMissing) {
+			continue
+		}
+		for _, m := range t.d.Members {
+			l := strings.ToLower(m)
+			if known[l] || seen[l] {
+				continue
+			}
+			seen[l] = true
+			upns = append(upns, p.upn(m))
+		}
+	}
+	if len(upns) == 0 {
+		return nil
+	}
+	ids, err := p.svc.resolveUsers(ctx, upns)
+	if err != nil {
+		return err
+	}
+	missing := map[string]bool{}
+	for _, u := range upns {
+		if _, ok := ids[strings.ToLower(u)]; !ok {
+			missing[strings.ToLower(u)] = true
+		}
+	}
+	if len(missing) == 0 {
+		return nil
+	}
+	var errs []string
+	for _, t := range targets {
+		var gone []string
+		keep := t.d.Members[:0:0]
+		for _, m := range t.d.Members {
+			if missing[strings.ToLower(p.upn(m))] {
+				gone = append(gone, m)
+			} else {
+				keep = append(keep, m)
+			}
+		}
+		if len(gone) == 0 {
+			continue
+		}
+		if p.ignoreNotFound {
+			p.warn("%s: %d users not found in Entra ID, skipped: %s", t.d.DN, len(gone), abbreviate(gone))
+			// A new slice: the calculated group's member slice is shared with the caller.
+			t.d.Members = keep
+		} else {
+			errs = append(errs, fmt.Sprintf("%s: %s", t.d.DN, abbreviate(gone)))
+		}
+	}
+	if len(errs) > 0 {
+		return fmt.Errorf("users not found in Entra ID (set ignore_not_found: true to skip them): %s", strings.Join(errs, "; "))
+	}
+	return nil
+}
+
+// sameFold reports whether two member lists hold the same names, ignoring case and order.
+func sameFold(a, b []string) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	x := make([]string, len(a))
+	y := make([]string, len(b))
+	for i := range a {
+		x[i], y[i] = strings.ToLower(a[i]), strings.ToLower(b[i])
+	}
+	slices.Sort(x)
+	slices.Sort(y)
+	return slices.Equal(x, y)
+}
+
+// abbreviate joins at most 10 names.
+func abbreviate(s []string) string {
+	if len(s) <= 10 {
+		return strings.Join(s, ", ")
+	}
+	return strings.Join(s[:10], ", ") + fmt.Sprintf(" and %d more", len(s)-10)
+}

@@ -1,0 +1,204 @@
+package aad
+
+import (
+	"fmt"
+	"net/http"
+	"slices"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/Azure/azure-sdk-for-go/sdk/azcore"
+	"github.com/Azure/azure-sdk-for-go/sdk/azidentity"
+
+	"github.com/entitlements-go/entitlements/config"
+	"github.com/entitlements-go/entitlements/internal/yaml11"
+	"github.com/entitlements-go/entitlements/providers"
+)
+
+// Registry owns what the AAD OUs of a run share: one keep-alive transport, the request slots
+// (PoolSize), the counters, and one Graph client with its caches per base URL and identity.
+// Build every AAD provider of a run from one Registry, and Close it at the end.
+type Registry struct {
+	opt       Options
+	transport *http.Transport // nil when Options.HTTPClient supplies the transport
+	parent    http.RoundTripper
+	timeout   time.Duration
+	sem       chan struct{}
+	counters  counters
+
+	mu       sync.Mutex
+	services map[string]*service
+}
+
+// NewRegistry returns a Registry with no clients yet; they are built on first use.
+func NewRegistry(opt Options) *Registry {
+	opt = opt.withDefaults()
+	r := &Registry{opt: opt, sem: make(chan struct{}, opt.PoolSize), services: map[string]*service{}, timeout: opt.Timeout}
+	var base http.RoundTripper
+	if opt.HTTPClient != nil {
+		base = opt.HTTPClient.Transport
+		if base == nil {
+			base = http.DefaultTransport
+		}
+		if opt.HTTPClient.Timeout > 0 {
+			r.timeout = opt.HTTPClient.Timeout
+		}
+	} else {
+		t := http.DefaultTransport.(*http.Transport).Clone()
+		t.MaxIdleConnsPerHost = opt.PoolSize
+		t.MaxConnsPerHost = opt.PoolSize
+		r.transport = t
+		base = t
+	}
+	r.parent = &countingTransport{next: base, c: &r.counters}
+	return r
+}
+
+// Close releases idle connections.
+func (r *Registry) Close() {
+	if r.transport != nil {
+		r.transport.CloseIdleConnections()
+	}
+}
+
+// Counters returns the Registry's counters: requests (HTTP requests sent, every attempt),
+// batches ($batch POSTs), subrequests (items in them), pages (collection pages read),
+// throttled (429 replies, whole-request or per item), retries (waits before a retry),
+// connections_opened (new TCP connections), creates (group creations sent) and
+// predictive_hits (groups trusted from the predictive state without a request).
+func (r *Registry) Counters() map[string]int64 { return r.counters.snapshot() }
+
+// service is one Graph client with its caches.
+type service struct {
+	g      *graph
+	groups *bulkCache[[]*groupInfo] // "nick:<lower name>" or "id:<object id>" -> groups
+	member *bulkCache[*memberList]  // group object ID -> direct members
+	users  *bulkCache[string]       // lower-case UPN -> user object ID
+	log    func(msg string, args ...any)
+}
+
+func (r *Registry) service(base string, cred azcore.TokenCredential, identity string) (*service, error) {
+	key := base + "|" + identity
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if s, ok := r.services[key]; ok {
+		return s, nil
+	}
+	g, err := newGraph(r, base, cred)
+	if err != nil {
+		return nil, err
+	}
+	o := r.opt
+	s := &service{g: g,
+		groups: newBulkCache[[]*groupInfo](o.CacheTTL, false, o.Now),
+		member: newBulkCache[*memberList](o.CacheTTL, o.StaleWhileRevalidate, o.Now),
+		users:  newBulkCache[string](o.CacheTTL, false, o.Now),
+		log:    o.Logger.Warn}
+	r.services[key] = s
+	return s, nil
+}
+
+// Provider builds the provider of an `aad` OU. Missing credentials, a bad
+// user_principal_format or graph_url, and delete_groups without managed_prefix are errors
+// here, when a run needs the provider, not when the config is loaded (an offline
+// calculation needs no credentials).
+func (r *Registry) Provider(ou *config.OU) (providers.Provider, error) {
+	return r.provider(ou)
+}
+
+func (r *Registry) provider(ou *config.OU) (*Provider, error) {
+	m := ou.Settings
+	get := func(k string) string {
+		if v := m.Get(k); v != nil && v.Kind != yaml11.Null {
+			return strings.TrimSpace(v.Text())
+		}
+		return ""
+	}
+	flag := func(k string) bool {
+		v := m.Get(k)
+		return v != nil && v.Kind == yaml11.Bool && v.Bool
+	}
+	if ou.Base == "" {
+		return nil, fmt.Errorf("OU %s has no base", ou.Key)
+	}
+	base := get("graph_url")
+	if base == "" {
+		base = r.opt.GraphURL
+	}
+	format := get("user_principal_format")
+	if format == "" {
+		format = "%KEY%"
+	}
+	prefix, suffix, ok := strings.Cut(format, "%KEY%")
+	if !ok || strings.Contains(suffix, "%KEY%") {
+		return nil, fmt.Errorf("OU %s: user_principal_format %q must contain %%KEY%% exactly once", ou.Key, format)
+	}
+	p := &Provider{ou: ou.Key, base: ou.Base, upnPrefix: prefix, upnSuffix: suffix,
+		createMissing: flag("create_if_missing"), ignoreNotFound: flag("ignore_not_found"),
+		deleteGroups: flag("delete_groups"), managedPrefix: get("managed_prefix"),
+		desired: map[string]*providers.Group{}}
+	if p.deleteGroups && p.managedPrefix == "" {
+		return nil, fmt.Errorf("OU %s: delete_groups needs managed_prefix (the mailNickname prefix of the groups this OU owns); "+
+			"Entra ID has no container, so without it any group of the tenant could be deleted", ou.Key)
+	}
+	cred := r.opt.TokenCredential
+	identity := "static"
+	if cred == nil {
+		env := func(key, envName string) string {
+			if v := get(key); v != "" {
+				return v
+			}
+			v, _ := r.opt.Getenv(envName)
+			return strings.TrimSpace(v)
+		}
+		tenant, client, secret := env("tenant_id", "AZURE_TENANT_ID"), env("client_id", "AZURE_CLIENT_ID"), env("client_secret", "AZURE_CLIENT_SECRET")
+		var missing []string
+		for _, x := range []struct{ v, key, env string }{{tenant, "tenant_id", "AZURE_TENANT_ID"},
+			{client, "client_id", "AZURE_CLIENT_ID"}, {secret, "client_secret", "AZURE_CLIENT_SECRET"}} {
+			if x.v == "" {
+				missing = append(missing, fmt.Sprintf("%s (or $%s)", x.key, x.env))
+			}
+		}
+		if len(missing) > 0 {
+			return nil, fmt.Errorf("OU %s: Azure AD credentials missing: %s", ou.Key, strings.Join(missing, ", "))
+		}
+		copt := &azidentity.ClientSecretCredentialOptions{}
+		// Token requests share the keep-alive transport too (uncounted: they are not Graph).
+		if r.transport != nil {
+			copt.ClientOptions.Transport = &http.Client{Transport: r.transport, Timeout: r.timeout}
+		} else {
+			copt.ClientOptions.Transport = r.opt.HTTPClient
+		}
+		c, err := azidentity.NewClientSecretCredential(tenant, client, secret, copt)
+		if err != nil {
+			return nil, fmt.Errorf("OU %s: Azure AD credentials: %w", ou.Key, err)
+		}
+		cred, identity = c, tenant+"/"+client
+	}
+	svc, err := r.service(base, cred, identity)
+	if err != nil {
+		return nil, fmt.Errorf("OU %s: %w", ou.Key, err)
+	}
+	p.svc = svc
+	p.reg = r
+	return p, nil
+}
+
+// TypeSpec is the config spec of the `aad` type with every key this provider reads,
+// managed_prefix included (the built-in table lacks it). Embedders pass it in
+// calc.Options.Types to use delete_groups.
+func TypeSpec() config.TypeSpec {
+	for _, t := range config.DefaultTypes() {
+		if t.Name == "aad" {
+			if !slices.Contains(t.Optional, "managed_prefix") {
+				t.Optional = append(t.Optional, "managed_prefix")
+			}
+			return t
+		}
+	}
+	return config.TypeSpec{Name: "aad", Priority: 50, Enumerates: true, Required: []string{"base"},
+		Optional: []string{"tenant_id", "client_id", "client_secret", "user_principal_format", "create_if_missing",
+			"ignore_not_found", "delete_groups", "graph_url", "managed_prefix"},
+		Secrets: []string{"tenant_id", "client_id", "client_secret"}}
+}
