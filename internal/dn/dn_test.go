@@ -8,9 +8,9 @@ import (
 func TestNormalize(t *testing.T) {
 	for in, want := range map[string]string{
 		"CN=Foo, OU=Groups ,dc=Example,dc=net": "cn=foo,ou=groups,dc=example,dc=net",
-		"cn=a\\,b,ou=x":                         "cn=a\\,b,ou=x",
-		"":                                      "",
-		"weird":                                 "weird",
+		"cn=a\\,b,ou=x":                        "cn=a\\,b,ou=x",
+		"":                                     "",
+		"weird":                                "weird",
 	} {
 		if got := Normalize(in); got != want {
 			t.Errorf("Normalize(%q) = %q, want %q", in, got, want)
@@ -24,9 +24,9 @@ func TestSplitAndFirstValue(t *testing.T) {
 	}
 	for in, want := range map[string]string{
 		"uid=NEBELUNg,ou=People,dc=kittens,dc=net": "NEBELUNg",
-		"uid= bob ,ou=x":                           "bob",
-		"plainuser":                                "plainuser",
-		"no-equals,ou=x":                           "no-equals,ou=x",
+		"uid= bob ,ou=x": "bob",
+		"plainuser":      "plainuser",
+		"no-equals,ou=x": "no-equals,ou=x",
 	} {
 		if got := FirstValue(in); got != want {
 			t.Errorf("FirstValue(%q) = %q, want %q", in, got, want)
@@ -36,11 +36,11 @@ func TestSplitAndFirstValue(t *testing.T) {
 
 func TestEscapeValue(t *testing.T) {
 	for in, want := range map[string]string{
-		"bob":      "bob",
-		"a,b+c":    `a\,b\+c`,
-		" lead":    `\ lead`,
-		"trail ":   `trail\ `,
-		"#hash":    `\#hash`,
+		"bob":     "bob",
+		"a,b+c":   `a\,b\+c`,
+		" lead":   `\ lead`,
+		"trail ":  `trail\ `,
+		"#hash":   `\#hash`,
 		`q"<>;=\`: `q\"\<\>\;\=\\`,
 	} {
 		if got := EscapeValue(in); got != want {
