@@ -37,7 +37,7 @@ func Diff(ou string, desired []*Group, current *State, opt DiffOptions) []*Chang
 		c := &Change{Kind: UpdateGroup, OU: ou, DN: d.DN, Desired: d, Current: cur, Add: add, Remove: remove}
 		c.DescriptionChanged = !opt.IgnoreDescription && d.Description != cur.Description
 		for name, want := range d.Attrs {
-			if !sameFold(want, cur.Attrs[name]) {
+			if !SameFold(want, cur.Attrs[name]) {
 				c.AttrsChanged = append(c.AttrsChanged, name)
 			}
 		}
@@ -85,8 +85,9 @@ func memberDiff(desired, current []string) (add, remove []string) {
 	return sortedCopy(add), sortedCopy(remove)
 }
 
-// sameFold compares two value lists as case-insensitive sets (order does not matter: Q-39).
-func sameFold(a, b []string) bool {
+// SameFold compares two value lists as case-insensitive multisets: order does not matter
+// . Providers use it where they compare lists themselves (predictive state).
+func SameFold(a, b []string) bool {
 	if len(a) != len(b) {
 		return false
 	}

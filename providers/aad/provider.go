@@ -193,7 +193,7 @@ func (p *Provider) read(ctx context.Context, desired []*providers.Group) (*provi
 		t := &target{d: d, key: providers.Key(d.DN), name: groupName(d), oid: objectID(d)}
 		if pred := p.reg.opt.Predictive; pred != nil {
 			if e, ok := pred.Lookup(d.DN); ok {
-				if sameFold(e.Members, d.Members) {
+				if providers.SameFold(e.Members, d.Members) {
 					// Trusted as current (spec 2.3): the diff is empty, no request needed.
 					p.reg.counters.predictive.Add(1)
 					st.Groups[t.key] = &providers.Group{DN: d.DN, CN: t.name, Description: d.Description, Members: slices.Clone(e.Members)}
@@ -409,21 +409,6 @@ func (p *Provider) checkUsers(ctx context.Context, targets []*target, rs *readSt
 		return fmt.Errorf("users not found in Entra ID (set ignore_not_found: true to skip them): %s", strings.Join(errs, "; "))
 	}
 	return nil
-}
-
-// sameFold reports whether two member lists hold the same names, ignoring case and order.
-func sameFold(a, b []string) bool {
-	if len(a) != len(b) {
-		return false
-	}
-	x := make([]string, len(a))
-	y := make([]string, len(b))
-	for i := range a {
-		x[i], y[i] = strings.ToLower(a[i]), strings.ToLower(b[i])
-	}
-	slices.Sort(x)
-	slices.Sort(y)
-	return slices.Equal(x, y)
 }
 
 // abbreviate joins at most 10 names.
