@@ -16,6 +16,7 @@ import (
 
 	"github.com/entitlements-go/entitlements/calc"
 	"github.com/entitlements-go/entitlements/config"
+	"github.com/entitlements-go/entitlements/internal/dn"
 	"github.com/entitlements-go/entitlements/providers"
 )
 
@@ -75,15 +76,30 @@ type Plan struct {
 	CalcTime time.Duration
 }
 
-// Totals counts the changes by kind.
+// Totals counts the changes that can be applied (of targets without an error) by kind.
 func (p *Plan) Totals() map[providers.ChangeKind]int {
 	out := map[providers.ChangeKind]int{}
 	for _, t := range p.Targets {
+		if t.Err != nil {
+			continue
+		}
 		for _, c := range t.Changes {
 			out[c.Kind]++
 		}
 	}
 	return out
+}
+
+// FailedTargets counts the targets that cannot be applied (failed read, refused by the guard,
+// invalid desired state, no provider).
+func (p *Plan) FailedTargets() int {
+	n := 0
+	for _, t := range p.Targets {
+		if t.Err != nil {
+			n++
+		}
+	}
+	return n
 }
 
 // Err joins the errors of every target.
@@ -126,7 +142,7 @@ func Build(ctx context.Context, res *calc.Result, cfg *config.Config, opt Option
 	sem := make(chan struct{}, opt.ReadConcurrency)
 	var wg sync.WaitGroup
 	for _, tp := range plan.Targets {
-		if tp.Err != nil || tp.provider == nil {
+		if tp.Err != nil || tp.provider == nil || tp.Type == "member_of" {
 			continue
 		}
 		wg.Add(1)
@@ -135,15 +151,26 @@ func Build(ctx context.Context, res *calc.Result, cfg *config.Config, opt Option
 			defer wg.Done()
 			defer func() { <-sem }()
 			start := time.Now()
-			if tp.Type == "member_of" {
-				tp.Changes, tp.Err = planMemberOf(tp, res, cfg)
-			} else {
-				tp.Err = planGroups(ctx, tp, byOU[tp.OU], opt)
-			}
+			tp.Err = planGroups(ctx, tp, byOU[tp.OU], opt)
 			tp.ReadTime = time.Since(start)
 		}()
 	}
 	wg.Wait()
+	// member_of targets come last: they derive from the groups of other targets, and must not
+	// write anything when one of those could not be planned (failed read, refused by the guard).
+	for _, tp := range plan.Targets {
+		if tp.Err != nil || tp.provider == nil || tp.Type != "member_of" {
+			continue
+		}
+		start := time.Now()
+		tp.Changes, tp.Err = planMemberOf(tp, res, cfg, plan)
+		if tp.Err == nil && !opt.Force {
+			if err := opt.Guard.CheckPeople(tp.OU, currentValues(res, tp.target.OU), tp.Changes); err != nil {
+				tp.Err = err
+			}
+		}
+		tp.ReadTime = time.Since(start)
+	}
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
@@ -209,7 +236,7 @@ func noMembersForbidden(md map[string]any) bool {
 
 // planMemberOf computes the member_of attribute of every person: the DNs of the groups of
 // the listed OUs that contain them. People whose value does not change produce no change.
-func planMemberOf(tp *TargetPlan, res *calc.Result, cfg *config.Config) ([]*providers.Change, error) {
+func planMemberOf(tp *TargetPlan, res *calc.Result, cfg *config.Config, plan *Plan) ([]*providers.Change, error) {
 	ou := tp.target.OU
 	attr := ou.Settings.Get("memberof_attribute").Text()
 	var listed []string
@@ -217,6 +244,11 @@ func planMemberOf(tp *TargetPlan, res *calc.Result, cfg *config.Config) ([]*prov
 		k := it.Text()
 		if o := cfg.OU(k); o != nil && o.Mirror == "" && o.Spec.Enumerates {
 			listed = append(listed, k)
+		}
+	}
+	for _, other := range plan.Targets {
+		if other.Err != nil && slices.Contains(listed, other.OU) {
+			return nil, fmt.Errorf("not planned because target %s, whose groups it lists, could not be planned", other.OU)
 		}
 	}
 	if len(listed) == 0 {
@@ -256,6 +288,18 @@ func planMemberOf(tp *TargetPlan, res *calc.Result, cfg *config.Config) ([]*prov
 	return changes, nil
 }
 
+// currentValues counts the member_of values people hold now (the guard's denominator).
+func currentValues(res *calc.Result, ou *config.OU) int {
+	attr := ou.Settings.Get("memberof_attribute").Text()
+	dir := res.People()
+	n := 0
+	for _, uid := range dir.UIDs() {
+		id, _ := dir.Lookup(uid)
+		n += len(attrValues(dir.Person(id).Attrs, attr))
+	}
+	return n
+}
+
 func attrValues(attrs map[string]any, name string) []string {
 	for k, v := range attrs {
 		if !strings.EqualFold(k, name) {
@@ -277,11 +321,18 @@ func attrValues(attrs map[string]any, name string) []string {
 	return nil
 }
 
+// sameSet compares two lists of DNs as sets of normalised DNs: a server that spells
+// `CN=x,OU=y` must not make every person differ on every run.
 func sameSet(a, b []string) bool {
-	x, y := slices.Clone(a), slices.Clone(b)
-	slices.Sort(x)
-	slices.Sort(y)
-	return slices.Equal(x, y)
+	norm := func(in []string) []string {
+		out := make([]string, len(in))
+		for i, v := range in {
+			out[i] = dn.Normalize(v)
+		}
+		slices.Sort(out)
+		return slices.Compact(out)
+	}
+	return slices.Equal(norm(a), norm(b))
 }
 
 // Report is the outcome of Apply.
@@ -326,17 +377,24 @@ func Apply(ctx context.Context, plan *Plan, opt Options) *Report {
 		if tp.Err != nil || len(tp.Changes) == 0 {
 			continue
 		}
+		if err := ctx.Err(); err != nil {
+			tr.Err = fmt.Errorf("not applied: %w", err)
+			continue
+		}
 		start := time.Now()
 		changes := tp.Changes
 		if changes[0].Kind == providers.CreateContainer {
-			if pr, ok := tp.provider.(providers.Preparer); ok {
-				if err := pr.Prepare(ctx, tp.target); err != nil {
-					tr.Err = fmt.Errorf("creating the container (no group was written): %w", err)
-					continue
-				}
-				opt.Logger.Info("created container", "ou", tp.OU)
-				tr.Outcomes = append(tr.Outcomes, providers.Outcome{Change: changes[0], Status: providers.Applied})
+			pr, ok := tp.provider.(providers.Preparer)
+			if !ok {
+				tr.Err = fmt.Errorf("the container does not exist and the provider cannot create it (no group was written)")
+				continue
 			}
+			if err := pr.Prepare(ctx, tp.target); err != nil {
+				tr.Err = fmt.Errorf("creating the container (no group was written): %w", err)
+				continue
+			}
+			opt.Logger.Info("created container", "ou", tp.OU)
+			tr.Outcomes = append(tr.Outcomes, providers.Outcome{Change: changes[0], Status: providers.Applied})
 			changes = changes[1:]
 		}
 		var outs []providers.Outcome

@@ -3,6 +3,7 @@ package deploy_test
 import (
 	"context"
 	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
 	"slices"
@@ -218,5 +219,125 @@ func TestMissingProviderIsReported(t *testing.T) {
 	}
 	if err := plan.Err(); err == nil || !strings.Contains(err.Error(), `no provider is available for backend type "ldap"`) {
 		t.Fatalf("plan error: %v", err)
+	}
+}
+
+func TestMemberOfWaitsForTheGroupsItLists(t *testing.T) {
+	res, cfg := repo(t, defs)
+	fp := fake.New()
+	fp.FailRead("apps", errors.New("timeout"))
+	plan, err := deploy.Build(context.Background(), res, cfg, options(fp))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, tp := range plan.Targets {
+		if tp.OU == "shell" && (tp.Err == nil || len(tp.Changes) != 0) {
+			t.Errorf("member_of planned %d changes although apps failed: %v", len(tp.Changes), tp.Err)
+		}
+	}
+	if tot := plan.Totals(); tot[providers.UpdatePerson] != 0 {
+		t.Errorf("totals count unappliable changes: %v", tot)
+	}
+}
+
+func TestMemberOfGuard(t *testing.T) {
+	// Ten people hold the attribute; the calculation gives them nothing any more.
+	people := "alice: {cn: A}\n"
+	for i := range 10 {
+		people += fmt.Sprintf("p%d: {cn: P, shellentitlements: [\"cn=ssh,ou=Apps\"]}\n", i)
+	}
+	res, cfg := repo(t, map[string]string{"people.yaml": people,
+		"defs/teams/sre.txt": "username = alice\n", "defs/apps/ssh.txt": "group = teams/sre\n"})
+	plan, err := deploy.Build(context.Background(), res, cfg, options(fake.New()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var ge *providers.GuardError
+	if !errors.As(plan.Err(), &ge) || ge.OU != "shell" {
+		t.Fatalf("plan error %v; want the guard to refuse member_of", plan.Err())
+	}
+}
+
+func TestGroupWipeGuard(t *testing.T) {
+	// One group loses 12 of 13 members; the target as a whole is large, so only the per-group
+	// limit catches it.
+	var many, big []string
+	for i := range 60 {
+		many = append(many, fmt.Sprintf("u%02d", i))
+	}
+	big = append(big, many[:13]...)
+	res, cfg := repo(t, defs)
+	fp := fake.New()
+	fp.Seed("apps", &providers.Group{DN: "cn=ssh,ou=Apps", Members: append([]string{"alice", "bob"}, big[:11]...)},
+		&providers.Group{DN: "cn=wiki,ou=Apps", Members: append([]string{"carol"}, many...)},
+		&providers.Group{DN: "cn=other,ou=Apps", Members: many})
+	fp.SetDeletes(false)
+	guard := providers.DefaultGuard()
+	guard.MaxRemovalShare = -1
+	opt := options(fp)
+	opt.Guard = &guard
+	plan, err := deploy.Build(context.Background(), res, cfg, opt)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var ge *providers.GuardError
+	if !errors.As(plan.Err(), &ge) || ge.Group == "" {
+		t.Fatalf("plan error %v; want a per-group refusal", plan.Err())
+	}
+	if !strings.Contains(ge.Error(), "of the") {
+		t.Errorf("message: %v", ge)
+	}
+}
+
+func TestContainerWithoutPreparer(t *testing.T) {
+	res, cfg := repo(t, defs)
+	fp := fake.New()
+	fp.SetContainerMissing("teams")
+	f := func(*config.OU) (providers.Provider, error) {
+		return struct{ providers.Provider }{fp}, nil // hides Prepare
+	}
+	opt := deploy.Options{Providers: map[string]deploy.Factory{"ldap": f, "member_of": f}}
+	plan, _ := deploy.Build(context.Background(), res, cfg, opt)
+	rep := deploy.Apply(context.Background(), plan, opt)
+	if err := rep.Err(); err == nil || !strings.Contains(err.Error(), "cannot create it") {
+		t.Fatalf("report: %v", err)
+	}
+}
+
+func TestApplyStopsWhenCancelled(t *testing.T) {
+	res, cfg := repo(t, defs)
+	fp := fake.New()
+	opt := options(fp)
+	plan, _ := deploy.Build(context.Background(), res, cfg, opt)
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	rep := deploy.Apply(ctx, plan, opt)
+	if rep.Err() == nil {
+		t.Fatal("a cancelled apply reported success")
+	}
+	for _, c := range fp.Calls() {
+		if c.Op == "apply" {
+			t.Fatalf("wrote after cancellation: %v", c.Change)
+		}
+	}
+}
+
+func TestMemberOfComparesNormalisedDNs(t *testing.T) {
+	files := map[string]string{"people.yaml": "alice: {cn: A, shellentitlements: [\"CN=ssh, OU=Apps\"]}\nbob: {cn: B}\ncarol: {cn: C}\n",
+		"defs/teams/sre.txt": "username = alice\n", "defs/apps/ssh.txt": "group = teams/sre\n", "defs/apps/wiki.txt": "username = carol\n"}
+	res, cfg := repo(t, files)
+	plan, err := deploy.Build(context.Background(), res, cfg, options(fake.New()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, tp := range plan.Targets {
+		if tp.OU != "shell" {
+			continue
+		}
+		for _, c := range tp.Changes {
+			if c.Person == "alice" {
+				t.Errorf("alice's value differs only in spelling, yet a change is planned: %+v", c)
+			}
+		}
 	}
 }

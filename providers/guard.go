@@ -18,11 +18,17 @@ type Guard struct {
 	MinRemovals int
 	// MaxDeletedGroups is the most groups one plan may delete in a target (negative: no limit).
 	MaxDeletedGroups int
+	// MaxGroupRemovalShare is the largest share of one group's members that a plan may
+	// remove (when that is at least MinRemovals): wiping one big group is as harmful as a
+	// target-wide removal, even when the target as a whole is large. Negative or ≥ 1: no limit.
+	MaxGroupRemovalShare float64
 }
 
-// DefaultGuard: refuse removing more than 25% of a target's memberships (when that is at
-// least 10 memberships) or deleting more than 10 groups.
-func DefaultGuard() Guard { return Guard{MaxRemovalShare: 0.25, MinRemovals: 10, MaxDeletedGroups: 10} }
+// DefaultGuard: refuse removing more than 25% of a target's memberships or more than 50% of
+// one group's members (when that is at least 10 memberships), or deleting more than 10 groups.
+func DefaultGuard() Guard {
+	return Guard{MaxRemovalShare: 0.25, MinRemovals: 10, MaxDeletedGroups: 10, MaxGroupRemovalShare: 0.5}
+}
 
 // GuardError is a refused plan. Worst lists the groups that lose the most members.
 type GuardError struct {
@@ -31,11 +37,17 @@ type GuardError struct {
 	Deleted, MaxDeleted int
 	Share, MaxShare     float64
 	Worst               []string
+	// Group is set when one group alone lost too many members.
+	Group                    string
+	GroupRemoved, GroupTotal int
+	MaxGroupShare            float64
 }
 
 func (e *GuardError) Error() string {
 	var why string
-	if e.MaxDeleted >= 0 && e.Deleted > e.MaxDeleted {
+	if e.Group != "" {
+		why = fmt.Sprintf("it removes %d of the %d members of %s (limit %.0f%% of a group)", e.GroupRemoved, e.GroupTotal, e.Group, e.MaxGroupShare*100)
+	} else if e.MaxDeleted >= 0 && e.Deleted > e.MaxDeleted {
 		why = fmt.Sprintf("it deletes %d groups (limit %d)", e.Deleted, e.MaxDeleted)
 	} else {
 		why = fmt.Sprintf("it removes %d of %d memberships (%.0f%%, limit %.0f%%)", e.Removed, e.Total, e.Share*100, e.MaxShare*100)
@@ -74,9 +86,20 @@ func (g Guard) Check(ou string, current *State, changes []*Change) error {
 		share = float64(removed) / float64(total)
 	}
 	tooMany := g.MaxDeletedGroups >= 0 && deleted > g.MaxDeletedGroups
-	tooMuch := g.MaxRemovalShare >= 0 && g.MaxRemovalShare < 1 && removed > 0 && removed >= g.MinRemovals &&
-		share > g.MaxRemovalShare
-	if !tooMany && !tooMuch {
+	tooMuch := limited(g.MaxRemovalShare) && removed > 0 && removed >= g.MinRemovals && share > g.MaxRemovalShare
+	var wiped *Change
+	if limited(g.MaxGroupRemovalShare) {
+		for _, c := range changes {
+			if c.Kind != UpdateGroup || c.Current == nil || len(c.Remove) == 0 || len(c.Remove) < g.MinRemovals {
+				continue
+			}
+			if float64(len(c.Remove))/float64(len(c.Current.Members)) > g.MaxGroupRemovalShare {
+				wiped = c
+				break
+			}
+		}
+	}
+	if !tooMany && !tooMuch && wiped == nil {
 		return nil
 	}
 	slices.SortFunc(losses, func(a, b loss) int { return b.n - a.n })
@@ -87,6 +110,57 @@ func (g Guard) Check(ou string, current *State, changes []*Change) error {
 		}
 		worst = append(worst, fmt.Sprintf("%s -%d", l.dn, l.n))
 	}
-	return &GuardError{OU: ou, Removed: removed, Total: total, Deleted: deleted, MaxDeleted: g.MaxDeletedGroups,
+	ge := &GuardError{OU: ou, Removed: removed, Total: total, Deleted: deleted, MaxDeleted: g.MaxDeletedGroups,
 		Share: share, MaxShare: g.MaxRemovalShare, Worst: worst}
+	if !tooMany && !tooMuch {
+		ge.Group = wiped.DN
+		ge.GroupRemoved, ge.GroupTotal, ge.MaxGroupShare = len(wiped.Remove), len(wiped.Current.Members), g.MaxGroupRemovalShare
+	}
+	return ge
+}
+
+func limited(share float64) bool { return share >= 0 && share < 1 }
+
+// CheckPeople inspects person-attribute changes (member_of): the share of all current values
+// that the plan removes, given the total number of values people hold now.
+func (g Guard) CheckPeople(ou string, totalValues int, changes []*Change) error {
+	removed := 0
+	type loss struct {
+		who string
+		n   int
+	}
+	var losses []loss
+	for _, c := range changes {
+		keep := make(map[string]bool, len(c.Values))
+		for _, v := range c.Values {
+			keep[normalizeDN(v)] = true
+		}
+		n := 0
+		for _, v := range c.OldValues {
+			if !keep[normalizeDN(v)] {
+				n++
+			}
+		}
+		if n > 0 {
+			removed += n
+			losses = append(losses, loss{c.Person, n})
+		}
+	}
+	share := 0.0
+	if totalValues > 0 {
+		share = float64(removed) / float64(totalValues)
+	}
+	if !limited(g.MaxRemovalShare) || removed == 0 || removed < g.MinRemovals || share <= g.MaxRemovalShare {
+		return nil
+	}
+	slices.SortFunc(losses, func(a, b loss) int { return b.n - a.n })
+	var worst []string
+	for i, l := range losses {
+		if i == 5 {
+			break
+		}
+		worst = append(worst, fmt.Sprintf("%s -%d", l.who, l.n))
+	}
+	return &GuardError{OU: ou, Removed: removed, Total: totalValues, Share: share, MaxShare: g.MaxRemovalShare,
+		MaxDeleted: -1, Worst: worst}
 }

@@ -135,15 +135,36 @@ type Change struct {
 func (c *Change) String() string {
 	switch c.Kind {
 	case CreateGroup:
-		return fmt.Sprintf("ADD %s to %s (Members: %s)", c.DN, c.OU, strings.Join(c.Add, ","))
+		return fmt.Sprintf("ADD %s to %s (Members: %s)", c.DN, c.OU, names(c.Add))
 	case DeleteGroup:
 		return fmt.Sprintf("DELETE %s from %s", c.DN, c.OU)
 	case CreateContainer:
 		return fmt.Sprintf("ADD %s", c.DN)
 	case UpdatePerson:
-		return fmt.Sprintf("CHANGE person %s attribute %s", c.Person, c.Attribute)
+		return fmt.Sprintf("CHANGE person %s attribute %s: %s", c.Person, c.Attribute, names(c.Values))
 	}
-	return fmt.Sprintf("CHANGE %s in %s (+%d -%d)", c.DN, c.OU, len(c.Add), len(c.Remove))
+	out := fmt.Sprintf("CHANGE %s in %s", c.DN, c.OU)
+	if len(c.Add) > 0 {
+		out += " +" + names(c.Add)
+	}
+	if len(c.Remove) > 0 {
+		out += " -" + names(c.Remove)
+	}
+	if c.DescriptionChanged {
+		out += " description"
+	}
+	for _, a := range c.AttrsChanged {
+		out += " " + a
+	}
+	return out
+}
+
+// names lists members for a log line, at most 20 of them.
+func names(s []string) string {
+	if len(s) <= 20 {
+		return strings.Join(s, ",")
+	}
+	return strings.Join(s[:20], ",") + fmt.Sprintf(",... (%d in all)", len(s))
 }
 
 // Status is the outcome of one change.

@@ -24,6 +24,7 @@ type planFlags struct {
 	force      bool
 	maxShare   float64
 	maxDeleted int
+	maxGroup   float64
 }
 
 func (p *planFlags) register(fs *flag.FlagSet) {
@@ -34,6 +35,7 @@ func (p *planFlags) register(fs *flag.FlagSet) {
 	g := providers.DefaultGuard()
 	fs.Float64Var(&p.maxShare, "max-removal-share", g.MaxRemovalShare, "refuse a target plan removing more than this share of its memberships")
 	fs.IntVar(&p.maxDeleted, "max-deleted-groups", g.MaxDeletedGroups, "refuse a target plan deleting more groups than this")
+	fs.Float64Var(&p.maxGroup, "max-group-removal-share", g.MaxGroupRemovalShare, "refuse a target plan removing more than this share of one group's members")
 }
 
 func cmdPlan(ctx context.Context, args []string, stdout, stderr io.Writer) int {
@@ -65,7 +67,8 @@ func planOrApply(ctx context.Context, mode string, args []string, stdout, stderr
 		fmt.Fprintf(stderr, "entitlements %s: %v\n", mode, err)
 		return exitUsage
 	}
-	guard := providers.Guard{MaxRemovalShare: pf.maxShare, MinRemovals: providers.DefaultGuard().MinRemovals, MaxDeletedGroups: pf.maxDeleted}
+	guard := providers.Guard{MaxRemovalShare: pf.maxShare, MinRemovals: providers.DefaultGuard().MinRemovals,
+		MaxDeletedGroups: pf.maxDeleted, MaxGroupRemovalShare: pf.maxGroup}
 	opt := deploy.Options{Providers: factories, Guard: &guard, Force: pf.force,
 		Logger: slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: slog.LevelInfo}))}
 	plan, err := deploy.Build(ctx, res, repo.Config(), opt)
@@ -168,9 +171,13 @@ func writePlanText(w io.Writer, plan *deploy.Plan) {
 			times = append(times, fmt.Sprintf("%s %s", t.OU, t.ReadTime.Round(time.Millisecond)))
 		}
 	}
-	fmt.Fprintf(w, "Plan: %d to create, %d to update, %d to delete, %d people, %d container(s); calculation %s; read: %s\n",
+	failed := ""
+	if n := plan.FailedTargets(); n > 0 {
+		failed = fmt.Sprintf(" (%d target(s) failed or refused: nothing will be written to them)", n)
+	}
+	fmt.Fprintf(w, "Plan: %d to create, %d to update, %d to delete, %d people, %d container(s)%s; calculation %s; read: %s\n",
 		tot[providers.CreateGroup], tot[providers.UpdateGroup], tot[providers.DeleteGroup], tot[providers.UpdatePerson],
-		tot[providers.CreateContainer], plan.CalcTime.Round(time.Millisecond), strings.Join(times, ", "))
+		tot[providers.CreateContainer], failed, plan.CalcTime.Round(time.Millisecond), strings.Join(times, ", "))
 }
 
 type jsonChange struct {
@@ -220,8 +227,12 @@ func writePlanJSON(w io.Writer, plan *deploy.Plan) {
 }
 
 func writeReport(w io.Writer, rep *deploy.Report) {
-	applied, failed, skipped := 0, 0, 0
+	applied, failed, skipped, targets := 0, 0, 0, 0
 	for _, t := range rep.Targets {
+		if t.Err != nil {
+			targets++
+			fmt.Fprintf(w, "NOT APPLIED %s: %v\n", t.OU, t.Err)
+		}
 		for _, o := range t.Outcomes {
 			switch {
 			case o.Status.OK():
@@ -238,7 +249,7 @@ func writeReport(w io.Writer, rep *deploy.Report) {
 			fmt.Fprintf(w, "%s: applied in %s; %s\n", t.OU, t.ApplyTime.Round(time.Millisecond), formatCounters(t.Counters))
 		}
 	}
-	fmt.Fprintf(w, "Apply: %d change(s) applied, %d skipped, %d failed\n", applied, skipped, failed)
+	fmt.Fprintf(w, "Apply: %d change(s) applied, %d skipped, %d failed; %d target(s) not applied\n", applied, skipped, failed, targets)
 }
 
 // formatCounters renders provider counters as sorted key=value pairs.

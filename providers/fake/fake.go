@@ -140,7 +140,7 @@ func (p *Provider) apply(ctx context.Context, t *providers.Target, c *providers.
 	defer p.mu.Unlock()
 	p.calls = append(p.calls, Call{Op: "apply", OU: t.OU.Key, Change: c})
 	if err := ctx.Err(); err != nil {
-		return providers.Outcome{Change: c, Status: providers.Skipped, Err: err}
+		return providers.Outcome{Change: c, Status: providers.Failed, Err: fmt.Errorf("not applied: %w", err)}
 	}
 	if p.applyErr != nil {
 		if err := p.applyErr(c); err != nil {

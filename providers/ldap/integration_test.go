@@ -310,6 +310,17 @@ func TestAcceptanceScenario(t *testing.T) {
 		t.Errorf("second run opened %d connections, want ≤ pool size 2", c)
 	}
 
+	// Real directories carry extra classes on groups (extensibleObject, ...): they must not
+	// block updates. Add one to every group of ou=Entitlements before the second state.
+	conn := srv.Dial(t)
+	for _, e := range srv.Search(t, "ou=Entitlements,ou=Groups,dc=kittens,dc=net", "(objectClass=groupOfUniqueNames)", "cn") {
+		req := goldap.NewModifyRequest(e.DN, nil)
+		req.Add("objectClass", []string{"extensibleObject"})
+		if err := conn.Modify(req); err != nil {
+			t.Fatalf("adding extensibleObject to %s: %v", e.DN, err)
+		}
+	}
+
 	// Modify and delete: the second state of the scenario.
 	second := copyCase(t, "acc_modify_and_delete", srv, srv.URL, "")
 	r2 := deployCase(t, second, true, deploy.Options{})

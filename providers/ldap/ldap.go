@@ -283,36 +283,31 @@ func (p *Provider) Read(ctx context.Context, t *providers.Target) (*providers.St
 // (the empty-group convention), each member reduced to its first RDN value.
 func entryGroup(e *goldap.Entry) (*providers.Group, error) {
 	g := &providers.Group{DN: e.DN, Attrs: map[string][]string{}}
-	var classes []string
-	memberAttr := ""
-	for _, oc := range e.GetAttributeValues("objectClass") {
-		if strings.EqualFold(oc, "top") {
-			continue
-		}
-		classes = append(classes, oc)
-		switch strings.ToLower(oc) {
-		case "groupofuniquenames":
-			memberAttr = "uniqueMember"
-		case "groupofnames":
-			memberAttr = "member"
-		case "posixgroup":
-			memberAttr = "memberUid"
+	// The group's class decides its member attribute, in the reference's priority order
+	// whatever order the server lists the classes in. Other classes on the entry (top,
+	// extensibleObject, ...) are not ours to compare.
+	classes := e.GetEqualFoldAttributeValues("objectClass")
+	class, memberAttr := "", ""
+	for _, c := range [][2]string{{"groupOfUniqueNames", "uniqueMember"}, {"groupOfNames", "member"}, {"posixGroup", "memberUid"}} {
+		if slices.ContainsFunc(classes, func(oc string) bool { return strings.EqualFold(oc, c[0]) }) {
+			class, memberAttr = c[0], c[1]
+			break
 		}
 	}
 	if memberAttr == "" {
-		return nil, fmt.Errorf("Do not know how to handle objectClass = %v for dn=%s!", e.GetAttributeValues("objectClass"), e.DN)
+		return nil, fmt.Errorf("Do not know how to handle objectClass = %v for dn=%s!", classes, e.DN)
 	}
-	g.Attrs["objectclass"] = classes
-	if v := e.GetAttributeValues("gidNumber"); len(v) > 0 {
+	g.Attrs["objectclass"] = []string{class}
+	if v := e.GetEqualFoldAttributeValues("gidNumber"); len(v) > 0 {
 		g.Attrs["gidnumber"] = v
 	}
-	g.CN = e.GetAttributeValue("cn")
-	g.Description = e.GetAttributeValue("description")
+	g.CN = e.GetEqualFoldAttributeValue("cn")
+	g.Description = e.GetEqualFoldAttributeValue("description")
 	if g.Description == "" {
 		g.Description = g.CN
 	}
 	self := dn.Normalize(e.DN)
-	for _, m := range e.GetAttributeValues(memberAttr) {
+	for _, m := range e.GetEqualFoldAttributeValues(memberAttr) {
 		if dn.Normalize(m) == self {
 			continue
 		}
@@ -370,7 +365,7 @@ func (p *Provider) Apply(ctx context.Context, t *providers.Target, changes []*pr
 
 func (p *Provider) apply(ctx context.Context, c *providers.Change) providers.Outcome {
 	if err := ctx.Err(); err != nil {
-		return providers.Outcome{Change: c, Status: providers.Skipped, Err: err}
+		return providers.Outcome{Change: c, Status: providers.Failed, Err: fmt.Errorf("not applied: %w", err)}
 	}
 	var err error
 	status := providers.Applied
@@ -498,6 +493,8 @@ func (p *Provider) WritePeople(ctx context.Context, t *providers.Target, changes
 				out[i] = providers.Outcome{Change: c, Status: providers.Applied}
 			case goldap.IsErrorWithCode(err, goldap.LDAPResultNoSuchAttribute):
 				out[i] = providers.Outcome{Change: c, Status: providers.AlreadyInState}
+			case isNetwork(err):
+				out[i] = providers.Outcome{Change: c, Status: providers.Unknown, Err: err}
 			default:
 				out[i] = providers.Outcome{Change: c, Status: providers.Failed, Err: err}
 			}
