@@ -89,7 +89,7 @@ func TestTTLExpiryAndStale(t *testing.T) {
 	s := &TTL[int]{TTL: time.Minute, Now: clock, StaleWhile: true}
 	n.Store(0)
 	s.Get(ctx, "k", load)
-	now = now.Add(2 * time.Minute)
+	now = now.Add(90 * time.Second) // expired, within MaxStale (one TTL by default)
 	if v, _ := s.Get(ctx, "k", load); v != 1 {
 		t.Errorf("stale-while-revalidate did not serve the stale value: %d", v)
 	}
@@ -159,5 +159,50 @@ func TestPredictive(t *testing.T) {
 	}
 	if _, err := LoadPredictive(filepath.Join(dir, "nope")); err == nil {
 		t.Error("missing directory accepted")
+	}
+}
+
+func TestTTLInvalidateDuringLoad(t *testing.T) {
+	var c TTL[int]
+	started, release := make(chan struct{}), make(chan struct{})
+	go c.Get(context.Background(), "k", func(context.Context) (int, error) {
+		close(started)
+		<-release
+		return 1, nil // read before the invalidation: stale
+	})
+	<-started
+	c.Invalidate("k")
+	close(release)
+	deadline := time.Now().Add(2 * time.Second)
+	for c.Loads() < 1 && time.Now().Before(deadline) {
+		time.Sleep(time.Millisecond)
+	}
+	if v, ok := c.Peek("k"); ok {
+		t.Errorf("a load that started before Invalidate stored %d", v)
+	}
+}
+
+func TestTTLMaxStale(t *testing.T) {
+	now := time.Unix(0, 0)
+	var n atomic.Int32
+	var refreshErrs atomic.Int32
+	c := &TTL[int]{TTL: time.Minute, StaleWhile: true, MaxStale: time.Minute, Now: func() time.Time { return now },
+		OnRefreshError: func(string, error) { refreshErrs.Add(1) }}
+	load := func(context.Context) (int, error) { return int(n.Add(1)), nil }
+	c.Get(context.Background(), "k", load)
+	now = now.Add(10 * time.Minute) // far past expiry + MaxStale
+	if v, _ := c.Get(context.Background(), "k", load); v != 2 {
+		t.Errorf("a value older than MaxStale was served: %d", v)
+	}
+	now = now.Add(90 * time.Second) // expired, within MaxStale; the refresh fails
+	if v, _ := c.Get(context.Background(), "k", func(context.Context) (int, error) { return 0, errors.New("down") }); v != 2 {
+		t.Errorf("stale value not served: %d", v)
+	}
+	deadline := time.Now().Add(2 * time.Second)
+	for refreshErrs.Load() == 0 && time.Now().Before(deadline) {
+		time.Sleep(time.Millisecond)
+	}
+	if refreshErrs.Load() == 0 {
+		t.Error("failed refresh not reported")
 	}
 }

@@ -18,11 +18,19 @@ type TTL[V any] struct {
 	TTL time.Duration
 	// StaleWhile serves expired values while refreshing them in the background.
 	StaleWhile bool
+	// MaxStale bounds how long past its expiry a value may still be served with StaleWhile;
+	// older values wait for a load like a miss. Default (0): one TTL.
+	MaxStale time.Duration
+	// OnRefreshError is told about failed background refreshes (the stale value stays).
+	OnRefreshError func(key string, err error)
 	// Now is the clock (tests inject one). Default time.Now.
 	Now func() time.Time
 
 	mu    sync.Mutex
 	items map[string]ttlItem[V]
+	// gen counts invalidations per key: a load that started before an Invalidate must not
+	// store its (possibly stale) answer after it.
+	gen   map[string]uint64
 	group singleflight.Group
 	loads int64
 }
@@ -51,7 +59,11 @@ func (c *TTL[V]) Get(ctx context.Context, key string, load func(context.Context)
 	if fresh {
 		return it.v, nil
 	}
-	if ok && c.StaleWhile {
+	maxStale := c.MaxStale
+	if maxStale == 0 {
+		maxStale = c.TTL
+	}
+	if ok && c.StaleWhile && now.Before(it.expires.Add(maxStale)) {
 		go c.refresh(key, load)
 		return it.v, nil
 	}
@@ -70,14 +82,20 @@ func (c *TTL[V]) Get(ctx context.Context, key string, load func(context.Context)
 }
 
 func (c *TTL[V]) refresh(key string, load func(context.Context) (V, error)) {
-	c.group.Do(key, func() (any, error) { return c.load(key, load) })
+	_, err, _ := c.group.Do(key, func() (any, error) { return c.load(key, load) })
+	if err != nil && c.OnRefreshError != nil {
+		c.OnRefreshError(key, err)
+	}
 }
 
 func (c *TTL[V]) load(key string, load func(context.Context) (V, error)) (any, error) {
+	c.mu.Lock()
+	gen := c.gen[key]
+	c.mu.Unlock()
 	v, err := load(context.WithoutCancel(context.Background()))
 	c.mu.Lock()
 	c.loads++
-	if err == nil {
+	if err == nil && c.gen[key] == gen {
 		if c.items == nil {
 			c.items = map[string]ttlItem[V]{}
 		}
@@ -109,6 +127,10 @@ func (c *TTL[V]) Set(key string, v V) {
 func (c *TTL[V]) Invalidate(key string) {
 	c.mu.Lock()
 	delete(c.items, key)
+	if c.gen == nil {
+		c.gen = map[string]uint64{}
+	}
+	c.gen[key]++
 	c.mu.Unlock()
 	c.group.Forget(key)
 }

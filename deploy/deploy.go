@@ -416,7 +416,7 @@ func Apply(ctx context.Context, plan *Plan, opt Options) *Report {
 			case o.Status == providers.Skipped:
 				level = slog.LevelWarn
 			}
-			opt.Logger.Log(ctx, level, "write", "ou", tp.OU, "change", o.Change.String(), "status", o.Status.String(), "err", o.Err)
+			opt.Logger.Log(ctx, level, "write", "ou", tp.OU, "change", o.Change.Describe(), "status", o.Status.String(), "err", o.Err)
 		}
 		tr.Outcomes = append(tr.Outcomes, outs...)
 		tr.ApplyTime = time.Since(start)

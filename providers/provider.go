@@ -135,28 +135,42 @@ type Change struct {
 func (c *Change) String() string {
 	switch c.Kind {
 	case CreateGroup:
-		return fmt.Sprintf("ADD %s to %s (Members: %s)", c.DN, c.OU, names(c.Add))
+		return fmt.Sprintf("ADD %s to %s (Members: %s)", c.DN, c.OU, strings.Join(c.Add, ","))
 	case DeleteGroup:
 		return fmt.Sprintf("DELETE %s from %s", c.DN, c.OU)
 	case CreateContainer:
 		return fmt.Sprintf("ADD %s", c.DN)
 	case UpdatePerson:
+		return fmt.Sprintf("CHANGE person %s attribute %s", c.Person, c.Attribute)
+	}
+	return fmt.Sprintf("CHANGE %s in %s (+%d -%d)", c.DN, c.OU, len(c.Add), len(c.Remove))
+}
+
+// Describe is the change for a write log: what it does and to whom (at most 20 names per
+// list, then a count).
+func (c *Change) Describe() string {
+	switch c.Kind {
+	case CreateGroup:
+		return fmt.Sprintf("ADD %s to %s (Members: %s)", c.DN, c.OU, names(c.Add))
+	case UpdatePerson:
 		return fmt.Sprintf("CHANGE person %s attribute %s: %s", c.Person, c.Attribute, names(c.Values))
+	case UpdateGroup:
+		out := fmt.Sprintf("CHANGE %s in %s", c.DN, c.OU)
+		if len(c.Add) > 0 {
+			out += " +" + names(c.Add)
+		}
+		if len(c.Remove) > 0 {
+			out += " -" + names(c.Remove)
+		}
+		if c.DescriptionChanged {
+			out += " description"
+		}
+		for _, a := range c.AttrsChanged {
+			out += " " + a
+		}
+		return out
 	}
-	out := fmt.Sprintf("CHANGE %s in %s", c.DN, c.OU)
-	if len(c.Add) > 0 {
-		out += " +" + names(c.Add)
-	}
-	if len(c.Remove) > 0 {
-		out += " -" + names(c.Remove)
-	}
-	if c.DescriptionChanged {
-		out += " description"
-	}
-	for _, a := range c.AttrsChanged {
-		out += " " + a
-	}
-	return out
+	return c.String()
 }
 
 // names lists members for a log line, at most 20 of them.
