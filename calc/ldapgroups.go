@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"os"
+	"slices"
 	"strings"
 
 	"github.com/entitlements-go/entitlements/internal/dn"
@@ -28,22 +29,18 @@ type LDAPGroupReader interface {
 // group's own DN (the empty-group convention) is dropped and each value is reduced to its
 // first RDN value.
 func (g *LDAPGroup) Members() ([]string, error) {
+	// The reference tests the classes in this fixed order, whatever order the server lists
+	// them in (rfc2307bis groups are both posixGroup and groupOfNames).
 	attr := ""
-	for _, oc := range g.Attrs["objectclass"] {
-		switch strings.ToLower(oc) {
-		case "groupofuniquenames":
-			attr = "uniquemember"
-		case "groupofnames":
-			attr = "member"
-		case "posixgroup":
-			attr = "memberuid"
-		}
-		if attr != "" {
+	classes := g.Attrs["objectclass"]
+	for _, c := range [][2]string{{"groupofuniquenames", "uniquemember"}, {"groupofnames", "member"}, {"posixgroup", "memberuid"}} {
+		if slices.ContainsFunc(classes, func(oc string) bool { return strings.EqualFold(oc, c[0]) }) {
+			attr = c[1]
 			break
 		}
 	}
 	if attr == "" {
-		return nil, fmt.Errorf("Do not know how to handle objectClass = %v for dn=%s!", g.Attrs["objectclass"], g.DN)
+		return nil, fmt.Errorf("Do not know how to handle objectClass = %v for dn=%s!", classes, g.DN)
 	}
 	self := dn.Normalize(g.DN)
 	var out []string

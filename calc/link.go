@@ -163,6 +163,7 @@ func (lk *linker) resolve(from *group, line int, value string) ([]*group, bool) 
 		}
 	} else {
 		names = matchWildcard(l.names, pattern)
+		slices.SortFunc(names, func(a, b string) int { return l.rank[a] - l.rank[b] })
 	}
 	if len(names) == 0 {
 		refBy := "nil"
@@ -218,15 +219,15 @@ func (lk *linker) reference(g *group, n *rule) bool {
 	if !ok {
 		return false
 	}
-	if len(targets) > 1 || strings.Contains(n.value, "*") {
-		// A wildcard skips groups being computed (itself, typically) when it matched others;
-		// matching only such a group is an error.
-		live := slices.DeleteFunc(slices.Clone(targets), func(t *group) bool { return t.state == active })
-		if len(live) == 0 {
+	if strings.Contains(n.value, "*") {
+		// A wildcard skips groups being computed (itself, typically) when it matched several
+		// files, even if that leaves none; a single match that is being computed is an error.
+		if len(targets) == 1 && targets[0].state == active {
 			lk.fail(g, n.line, validate.KindSelfWildcard, "Invalid self-referencing wildcard in %s/%s.%s (%s matches only a group that depends on this one)",
 				targets[0].ou.Key, targets[0].cn, targets[0].ext, n.value)
 			return false
 		}
+		live := slices.DeleteFunc(slices.Clone(targets), func(t *group) bool { return t.state == active })
 		for _, t := range targets {
 			if t.state == active && t != g {
 				lk.c.Warn(g.rel, n.line, "wildcard %s skips %s, which is being computed (an order-dependent cycle)", n.value, t.key)
@@ -309,6 +310,14 @@ func (lk *linker) population(f *filterState) bool {
 	case config.FilterMemberOfLDAPGroup:
 		f.ldapDN = f.cfg.LDAPGroup
 		f.ok = true
+		// A missing LDAP group filters nobody, as in the reference; one whose members cannot be
+		// read (an unknown object class) is an error there too.
+		if g, found := lk.r.ldap[f.ldapDN]; found {
+			if _, err := g.Members(); err != nil {
+				lk.fail(nil, f.cfg.Line, validate.KindFilter, "filter %s: %v", f.cfg.Name, err)
+				f.ok = false
+			}
+		}
 	default:
 		fn := lk.r.opt.FilterClasses[f.cfg.Class]
 		uids, err := fn(lk.ctx, f.cfg, lk.r.dir)

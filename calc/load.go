@@ -13,6 +13,7 @@ import (
 
 	"github.com/RoaringBitmap/roaring/v2"
 	"github.com/entitlements-go/entitlements/config"
+	"github.com/entitlements-go/entitlements/internal/yaml11"
 	"github.com/entitlements-go/entitlements/people"
 	"github.com/entitlements-go/entitlements/validate"
 	"golang.org/x/sync/errgroup"
@@ -105,8 +106,12 @@ type filterState struct {
 
 type listing struct {
 	entries map[string][]dirEntry // by cn; more than one entry is a duplicate (Q-03)
-	names   []string              // sorted cns
-	err     error
+	names   []string              // sorted cns (binary search for wildcard prefixes)
+	// order is the cns in file-name order (os.ReadDir's), the reference's processing order:
+	// "foo-bar.txt" comes before "foo.txt" although cn "foo" sorts before "foo-bar".
+	order []string
+	rank  map[string]int
+	err   error
 }
 
 type dirEntry struct {
@@ -304,16 +309,21 @@ func (r *Repo) readPeople(ctx context.Context, src *config.PeopleSource, depth i
 // readCombined merges component sources with `or` (union) or `and` (intersection); the first
 // component that has a uid supplies the person. uids match case-insensitively (Q-13).
 func (r *Repo) readCombined(ctx context.Context, src *config.PeopleSource, depth int) ([]people.Person, error) {
-	op := "or"
-	if o := src.Config.Get("operator"); o != nil && o.Text() != "" {
-		op = o.Text()
+	o := src.Config.Get("operator")
+	if o == nil || o.Kind == yaml11.Null {
+		return nil, fmt.Errorf("combined people source needs an operator (\"and\" or \"or\")")
 	}
-	if op != "or" && op != "and" {
-		return nil, fmt.Errorf("combined people source: operator must be \"and\" or \"or\", not %q", op)
+	op := o.Text()
+	if op != "and" {
+		// The reference treats every operator but "and" as "or" during a run.
+		op = "or"
 	}
 	comps := src.Config.Get("components")
+	if comps != nil && comps.Kind != yaml11.Seq && comps.Kind != yaml11.Null {
+		return nil, fmt.Errorf("combined people source: components must be a list")
+	}
 	if comps == nil || len(comps.Items) == 0 {
-		return nil, fmt.Errorf("combined people source needs a list of components")
+		return nil, nil
 	}
 	var merged []people.Person
 	index := map[string]int{}
@@ -467,6 +477,11 @@ func (r *Repo) listOU(ou *config.OU, enumerate bool, c *validate.Collector) *lis
 		}
 		l.entries[cn] = append(l.entries[cn], dirEntry{name: name, cn: cn, ext: ext})
 	}
+	l.order = slices.Clone(l.names)
+	l.rank = make(map[string]int, len(l.order))
+	for i, cn := range l.order {
+		l.rank[cn] = i
+	}
 	slices.Sort(l.names)
 	return l
 }
@@ -539,7 +554,7 @@ func (r *Repo) enumerate(ctx context.Context, c *validate.Collector) error {
 			}
 			continue
 		}
-		for _, cn := range l.names {
+		for _, cn := range l.order {
 			g := r.groupFor(ou, l, cn)
 			toParse = append(toParse, g)
 			r.outputs = append(r.outputs, &output{ou: ou, g: g})

@@ -475,17 +475,23 @@ people_data_source: all
 		})
 	}
 	runRepoCases(t, []repoCase{
-		{name: "unknown operator", files: map[string]string{
-			"config.yaml": people(strings.Replace(both, "%s", "xor", 1)), "extra.yaml": extra, ax: "username = bob\n"},
+		// The reference treats any operator but "and" as "or" during a run.
+		{name: "unknown operator means or", files: map[string]string{
+			"config.yaml": people(strings.Replace(both, "%s", "xor", 1)), "extra.yaml": extra, ax: "username = bob\nusername = zed\n",
+			"manager-map.yaml": stdManagerMap + "zed: {manager: boss}\nmallory: {manager: boss}\n"},
+			want: map[string][]string{"a/x": {"ZED", "bob"}}},
+		{name: "missing operator", files: map[string]string{
+			"config.yaml": people("people:\n  all:\n    type: combined\n    config:\n      components: [all]\npeople_data_source: all\n"), ax: "username = bob\n"},
 			errs: []errSpec{ee(validate.KindPeople, "config.yaml", -1, "operator")}},
-		{name: "no components", files: map[string]string{
-			"config.yaml": people("people:\n  all:\n    type: combined\npeople_data_source: all\n"), ax: "username = bob\n"},
-			errs: []errSpec{ee(validate.KindPeople, "config.yaml", -1, "components")}},
+		{name: "no components: nobody", files: map[string]string{
+			"config.yaml": strings.Replace(people("people:\n  all:\n    type: combined\n    config: {operator: or}\npeople_data_source: all\n"),
+				"extras:\n  orgchart:\n    manager_map_file: ./manager-map.yaml\n", "", 1), ax: "username = bob\n"},
+			want: map[string][]string{"a/x": nil}},
 		{name: "component naming an unknown source", files: map[string]string{
-			"config.yaml": people("people:\n  all:\n    type: combined\n    config:\n      components: [nope]\npeople_data_source: all\n"), ax: "username = bob\n"},
+			"config.yaml": people("people:\n  all:\n    type: combined\n    config:\n      operator: or\n      components: [nope]\npeople_data_source: all\n"), ax: "username = bob\n"},
 			errs: []errSpec{ee(validate.KindPeople, "config.yaml", -1, `"nope"`)}},
 		{name: "combined source naming itself", files: map[string]string{
-			"config.yaml": people("people:\n  all:\n    type: combined\n    config:\n      components: [all]\npeople_data_source: all\n"), ax: "username = bob\n"},
+			"config.yaml": people("people:\n  all:\n    type: combined\n    config:\n      operator: or\n      components: [all]\npeople_data_source: all\n"), ax: "username = bob\n"},
 			errs: []errSpec{ee(validate.KindPeople, "config.yaml", -1, "nest")}},
 		{name: "ldap source without a loader", files: map[string]string{
 			"config.yaml": people("people:\n  l:\n    type: ldap\n    config: {base: ou=People}\npeople_data_source: l\n"), ax: "username = bob\n"},
@@ -495,7 +501,7 @@ people_data_source: all
 			errs: []errSpec{ee(validate.KindPeople, "config.yaml", -1, "filename")}},
 		{name: "dummy source has nobody", files: map[string]string{
 			"config.yaml": strings.Replace(people("people:\n  d:\n    type: dummy\npeople_data_source: d\n"),
-				"  orgchart:\n    manager_map_file: ./manager-map.yaml\n", "", 1),
+				"extras:\n  orgchart:\n    manager_map_file: ./manager-map.yaml\n", "", 1),
 			ax: "username = bob\n", "ldap-config/a/y.yaml": "rules:\n  not:\n    username: bob\n"},
 			want: map[string][]string{"a/x": nil, "a/y": nil}},
 	})

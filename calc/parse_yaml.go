@@ -281,10 +281,9 @@ func (p *parser) yamlRule(n *yaml11.Node) *rule {
 	if !p.checkMethod(n.Line, key) {
 		return nil
 	}
-	switch v.Kind {
-	case yaml11.String, yaml11.Int:
-	default:
-		p.fail(v.Line, validate.KindRuleStructure, "Rule Error: %s takes one string value, not %s", key, v.Inspect())
+	if v.Kind != yaml11.String {
+		// Rule methods take one string (quote numbers: `username: "0123"`).
+		p.fail(v.Line, validate.KindRuleStructure, "Rule Error: %s takes one string value, not %s %s", key, v.RubyClass(), v.Inspect())
 		return nil
 	}
 	return &rule{op: opMethod, method: canonicalMethod(key), value: v.Text(), line: n.Line, text: key + ": " + v.Text()}

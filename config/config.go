@@ -268,7 +268,7 @@ func (l *loader) top(root *yaml11.Node) {
 		case v == nil && k.required:
 			l.errf(1, "Entitlements configuration file is missing attribute %s!", k.name)
 			ok = false
-		case v != nil && v.Kind != k.kind && !(v.Kind == yaml11.Null && !k.required):
+		case v != nil && v.Kind != k.kind: // a key given with no value is a NilClass, as in the reference
 			l.errf(v.Line, "Entitlements configuration file attribute %q is supposed to be %s, not %s!",
 				k.name, k.class, v.RubyClass())
 			ok = false
@@ -462,7 +462,8 @@ func (l *loader) groups(g, backends *yaml11.Node) {
 		}
 		for _, it := range ou.Settings.Get("ou").Items {
 			if l.cfg.byKey[it.Text()] == nil {
-				l.errf(it.Line, "Group %q: member_of OU %q is not configured", ou.Key, it.Text())
+				// The reference only fails when none of the listed OUs exists (at plan time).
+				l.c.Warn(l.rel, it.Line, "Group %q: member_of OU %q is not configured; it is ignored", ou.Key, it.Text())
 			}
 		}
 	}
