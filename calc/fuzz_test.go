@@ -356,6 +356,9 @@ func checkTxtModel(t *testing.T, data []byte) {
 	for _, l := range lines {
 		switch {
 		case l.key == "description":
+			if len(p.descErrs) > 0 {
+				continue // an invalid description is reported when the group is built
+			}
 			if def.description != l.value {
 				t.Fatalf("description %q, model %q (input %q)", def.description, l.value, data)
 			}

@@ -34,6 +34,10 @@ func (r *Repo) link(ctx context.Context, c *validate.Collector) {
 		if lk.visit(o.g) {
 			lk.final(o.g)
 		}
+		for _, e := range o.g.descErrs {
+			c.AddError(e)
+			o.g.bad = true
+		}
 	}
 	// Files of dummy OUs that nothing referenced: the reference never opens them, so their
 	// problems are warnings and they are left out of the result. The filtered view of a
@@ -47,6 +51,9 @@ func (r *Repo) link(ctx context.Context, c *validate.Collector) {
 		slk := &linker{r: r, ctx: ctx, c: &sc}
 		if slk.visit(o.g) {
 			slk.final(o.g)
+		}
+		for _, e := range o.g.descErrs {
+			sc.AddError(e)
 		}
 		if err := sc.Err(); err != nil {
 			o.g.bad = true

@@ -72,6 +72,8 @@ type group struct {
 	def   *definition
 	perrs []*validate.Error
 	pwarn []validate.Warning
+	// descErrs only count when the group is an output (see parser.descErrs).
+	descErrs []*validate.Error
 
 	state      uint8 // unvisited, active, done
 	bad        bool
@@ -613,6 +615,7 @@ func (r *Repo) parse(g *group) {
 		def = p.parseYAML(data)
 	}
 	g.pwarn = p.warns
+	g.descErrs = p.descErrs
 	if len(p.errs) > 0 || def == nil {
 		g.perrs = append(g.perrs, p.errs...)
 		return

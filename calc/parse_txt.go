@@ -22,6 +22,14 @@ type parser struct {
 	warns   []validate.Warning
 	// expired collects dropped lines/rules/filter entries for explanations.
 	expired []expiredLine
+	// descErrs are description problems. The reference only reads a description when it
+	// builds the group of an enumerated OU, so they do not fail a file that is only
+	// referenced.
+	descErrs []*validate.Error
+}
+
+func (p *parser) descFail(line int, kind validate.Kind, format string, args ...any) {
+	p.descErrs = append(p.descErrs, &validate.Error{Path: p.rel, Line: line, Kind: kind, Msg: fmt.Sprintf(format, args...)})
 }
 
 func (p *parser) fail(line int, kind validate.Kind, format string, args ...any) {
@@ -302,7 +310,7 @@ func (p *parser) txtDescription(def *definition, ls []*txtLine) {
 	for _, l := range ls {
 		switch l.op {
 		case "!=":
-			p.fail(l.line, validate.KindTextFile, "The description cannot use '!=' operator")
+			p.descFail(l.line, validate.KindTextFile, "The description cannot use '!=' operator")
 			return
 		case "=":
 			eq++
@@ -310,7 +318,7 @@ func (p *parser) txtDescription(def *definition, ls []*txtLine) {
 		}
 	}
 	if eq != 1 || len(ls) != 1 {
-		p.fail(ls[len(ls)-1].line, validate.KindTextFile, "The description key is duplicated (exactly one \"description = ...\" line is allowed)")
+		p.descFail(ls[len(ls)-1].line, validate.KindTextFile, "The description key is duplicated (exactly one \"description = ...\" line is allowed)")
 	}
 }
 

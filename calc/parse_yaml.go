@@ -29,9 +29,11 @@ func (p *parser) parseYAML(data []byte) *definition {
 		return nil
 	}
 	def := &definition{}
-	if d := root.Get("description"); d != nil && d.Kind != yaml11.Null {
+	if d := root.Get("description"); d != nil {
 		if !d.IsString() {
-			p.fail(d.Line, validate.KindRuleStructure, "description must be a string, not %s", d.RubyClass())
+			// `description:` with no value is nil, not "" (the reference's fetch default only
+			// applies to a missing key).
+			p.descFail(d.Line, validate.KindRuleStructure, "description must be a string, not %s", d.RubyClass())
 		} else {
 			def.description = d.Str
 		}
@@ -79,9 +81,6 @@ func (p *parser) parseYAML(data []byte) *definition {
 }
 
 func (p *parser) yamlMetadata(def *definition, m *yaml11.Node) {
-	if m.Kind == yaml11.Null {
-		return
-	}
 	if m.Kind != yaml11.Map {
 		p.fail(m.Line, validate.KindMetadata, "For metadata: expected Hash, got %s!", m.Inspect())
 		return

@@ -1,0 +1,69 @@
+package calc
+
+import (
+	"strings"
+	"testing"
+
+	"github.com/entitlements-go/entitlements/validate"
+)
+
+// Behaviours pinned after a review against the reference implementation.
+
+func TestWildcardAllInProgress(t *testing.T) {
+	// Both files match a/* and reference each other through it: each skips the other while it
+	// is being computed, and nothing fails (spec 8.3 step 7: the error is for a single match).
+	res := mustRun(t, map[string]string{
+		"ldap-config/a/a.txt": "username = alice\ngroup = a/*\n",
+		"ldap-config/a/b.txt": "username = bob\ngroup = a/*\n",
+	}, Options{})
+	wantMembers(t, res, "a/a", "alice", "bob")
+	wantMembers(t, res, "a/b", "bob")
+}
+
+func TestFileNameOrder(t *testing.T) {
+	// "foo-bar.txt" is processed before "foo.txt" (file-name order, '-' < '.'), so foo's
+	// wildcard skips both in-progress files instead of closing a cycle.
+	res := mustRun(t, map[string]string{
+		"ldap-config/a/foo.txt":     "username = alice\ngroup = a/foo*\n",
+		"ldap-config/a/foo-bar.txt": "username = bob\ngroup = a/foo\n",
+	}, Options{})
+	wantMembers(t, res, "a/foo", "alice")
+	wantMembers(t, res, "a/foo-bar", "alice", "bob")
+}
+
+func TestLDAPGroupClassPriority(t *testing.T) {
+	cfg := conf{Extras: "  ldap_group: {}\n"}.String()
+	g := &LDAPGroup{DN: "cn=rfc2307bis,ou=Groups", Attrs: map[string][]string{
+		"objectclass": {"top", "posixGroup", "groupOfNames"},
+		"member":      {"uid=alice,ou=People"}, "memberuid": {"bob"}}}
+	res := mustRun(t, map[string]string{"config.yaml": cfg,
+		"ldap-config/a/x.txt": "ldap_group = cn=rfc2307bis,ou=Groups\n"}, Options{LDAPGroups: NewLDAPSnapshot(g)})
+	wantMembers(t, res, "a/x", "alice")
+}
+
+func TestYAMLRuleValuesAreStrings(t *testing.T) {
+	errs := mustFail(t, map[string]string{"ldap-config/a/x.yaml": "rules:\n  username: 0123\n"}, Options{})
+	wantOneErr(t, errs, validate.KindRuleStructure, "ldap-config/a/x.yaml", 2)
+}
+
+func TestDescriptionErrorsOnlyForOutputs(t *testing.T) {
+	files := map[string]string{
+		"ldap-config/lib/dup.txt": "description = one\ndescription = two\nusername = bob\n",
+		"ldap-config/a/x.txt":     "group = lib/dup\n",
+	}
+	// Only referenced: the reference never reads its description.
+	res, _ := run(t, files, Options{})
+	if res == nil {
+		t.Fatal("a referenced file's description error failed the run")
+	}
+	wantMembers(t, res, "a/x", "bob")
+	if res.Group("lib/dup") != nil {
+		t.Error("a dummy group with an invalid description is in the output")
+	}
+	// Enumerated: the group is built, and the run fails.
+	files["ldap-config/a/dup.txt"] = files["ldap-config/lib/dup.txt"]
+	errs := mustFail(t, files, Options{})
+	if !strings.Contains(errs.Error(), "description key is duplicated") {
+		t.Errorf("errors: %v", errs)
+	}
+}
