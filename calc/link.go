@@ -402,8 +402,14 @@ func (r *Repo) computeLeaf(ctx context.Context, method, value string) (*roaring.
 		}
 		return b, nil
 	case "management":
+		if r.orgErr != nil {
+			return nil, r.orgErr
+		}
 		return r.org.Management(value)
 	case "direct_report":
+		if r.orgErr != nil {
+			return nil, r.orgErr
+		}
 		return r.org.DirectReports(value)
 	case "ldap_group":
 		g, ok := r.ldap[value]

@@ -29,6 +29,7 @@ type Repo struct {
 	ignore   bool
 	dir      *people.Directory
 	org      *people.Orgchart
+	orgErr   error // why management rules cannot work (set instead of org)
 	universe *roaring.Bitmap
 
 	methods  map[string]bool
@@ -214,7 +215,7 @@ func (r *Repo) loadPeople(ctx context.Context, c *validate.Collector) error {
 		err error
 	}
 	mmDone := make(chan mmResult, 1)
-	if oc := r.cfg.Orgchart; oc != nil {
+	if oc := r.cfg.Orgchart; oc != nil && oc.Err == "" {
 		go func() {
 			m, err := people.LoadManagerMap(oc.ManagerMapFile)
 			mmDone <- mmResult{m, err}
@@ -240,12 +241,14 @@ func (r *Repo) loadPeople(ctx context.Context, c *validate.Collector) error {
 	r.universe = roaring.New()
 	r.universe.AddRange(0, uint64(dir.Len()))
 	if oc := r.cfg.Orgchart; oc != nil {
-		mm := <-mmDone
-		if mm.err != nil {
-			c.AddError(&validate.Error{Path: r.cfg.Rel(oc.ManagerMapFile), Kind: validate.KindPeople, Msg: mm.err.Error(), Err: mm.err})
-			return c.Err()
+		// Problems with the manager map only fail the rules that need it (orgErr).
+		if oc.Err != "" {
+			r.orgErr = fmt.Errorf("%s: %w", oc.Err, people.ErrManagerMap)
+		} else if mm := <-mmDone; mm.err != nil {
+			r.orgErr = fmt.Errorf("%v: %w", mm.err, people.ErrManagerMap)
+		} else {
+			r.org = people.NewOrgchart(dir, mm.m)
 		}
-		r.org = people.NewOrgchart(dir, mm.m)
 	}
 	return nil
 }

@@ -67,3 +67,15 @@ func TestDescriptionErrorsOnlyForOutputs(t *testing.T) {
 		t.Errorf("errors: %v", errs)
 	}
 }
+
+func TestOrgchartProblemsOnlyFailManagementRules(t *testing.T) {
+	cfg := conf{NoOrgchart: true, Extras: "  orgchart:\n    manager_map_file: ./nope.yaml\n"}.String()
+	// No management rule: the missing map does not matter.
+	res := mustRun(t, map[string]string{"config.yaml": cfg, "ldap-config/a/x.txt": "username = bob\n"}, Options{})
+	wantMembers(t, res, "a/x", "bob")
+	// A management rule fails at its line.
+	errs := mustFail(t, map[string]string{"config.yaml": cfg, "ldap-config/a/x.txt": "management = alice\n"}, Options{})
+	if !strings.Contains(errs.Error(), "x.txt:1") || !strings.Contains(errs.Error(), "does not exist") {
+		t.Errorf("errors: %v", errs)
+	}
+}

@@ -114,6 +114,9 @@ type Filter struct {
 type Orgchart struct {
 	ManagerMapFile string // absolute
 	Line           int
+	// Err is set when the extra cannot work (no manager_map_file, missing file): rules that
+	// need the org chart fail with it; configs that never use it are fine.
+	Err string
 }
 
 // PeopleSource is one entry of `people:`.
@@ -387,20 +390,24 @@ func (l *loader) extras(v *yaml11.Node) {
 		}
 		switch name {
 		case "orgchart":
+			// The reference reads the manager map only when a management or direct_report
+			// rule is evaluated, so its problems are kept for that moment.
+			oc := &Orgchart{Line: e.Line}
+			l.cfg.Orgchart = oc
 			f := e.Get("manager_map_file")
 			if f == nil || !f.IsString() || f.Str == "" {
-				l.errf(e.Line, "To use Entitlements::Extras::Orgchart::PersonMethods, `manager_map_file` must be defined in the configuration!")
+				oc.Err = "To use Entitlements::Extras::Orgchart::PersonMethods, `manager_map_file` must be defined in the configuration!"
 				continue
 			}
+			oc.Line = f.Line
 			p := f.Str
 			if !filepath.IsAbs(p) {
 				p = filepath.Join(l.cfg.Dir, p)
 			}
+			oc.ManagerMapFile = p
 			if _, err := os.Stat(p); err != nil {
-				l.errf(f.Line, "The `manager_map_file` %s does not exist!", f.Str)
-				continue
+				oc.Err = fmt.Sprintf("The `manager_map_file` %s does not exist!", f.Str)
 			}
-			l.cfg.Orgchart = &Orgchart{ManagerMapFile: p, Line: f.Line}
 		case "ldap_group":
 			if e.Kind == yaml11.Null {
 				e = &yaml11.Node{Kind: yaml11.Map, Line: e.Line}

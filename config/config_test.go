@@ -412,12 +412,7 @@ func TestFilters(t *testing.T) {
 func TestExtras(t *testing.T) {
 	runCfgCases(t, []cfgCase{
 		{name: "orgchart", text: cfgText(okGroups, "extras:\n  orgchart:\n    manager_map_file: ./manager-map.yaml\n")},
-		{name: "orgchart without manager_map_file", text: cfgText(okGroups, "extras:\n  orgchart: {}\n"),
-			errs: []cfgErr{{-1, "`manager_map_file` must be defined in the configuration!"}}},
-		{name: "orgchart null", text: cfgText(okGroups, "extras:\n  orgchart:\n"),
-			errs: []cfgErr{{-1, "`manager_map_file` must be defined"}}},
-		{name: "orgchart with a missing file", text: cfgText(okGroups, "extras:\n  orgchart:\n    manager_map_file: nope.yaml\n"),
-			errs: []cfgErr{{-1, "The `manager_map_file` nope.yaml does not exist!"}}},
+
 		{name: "ldap_group {}", text: cfgText(okGroups, "extras:\n  ldap_group: {}\n")},
 		{name: "ldap_group null", text: cfgText(okGroups, "extras:\n  ldap_group:\n")},
 		{name: "unknown extra", text: cfgText(okGroups, "extras:\n  mine: {}\n"),
@@ -568,5 +563,25 @@ people_data_source: y
 	_, _, err := Parse(filepath.Join(dir, "config.yaml"), []byte(cfg), Options{BaseDir: dir})
 	if err == nil || !strings.Contains(err.Error(), "does not enumerate") {
 		t.Fatalf("err = %v", err)
+	}
+}
+
+// The orgchart extra's problems only matter to management rules (the reference reads the map
+// lazily), so loading keeps them on the Orgchart instead of failing.
+func TestOrgchartProblemsAreDeferred(t *testing.T) {
+	for _, tc := range []struct{ name, extras, want string }{
+		{"without manager_map_file", "extras:\n  orgchart: {}\n", "`manager_map_file` must be defined in the configuration!"},
+		{"null", "extras:\n  orgchart:\n", "`manager_map_file` must be defined"},
+		{"missing file", "extras:\n  orgchart:\n    manager_map_file: nope.yaml\n", "The `manager_map_file` nope.yaml does not exist!"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			cfg, _, errs := parse(t, cfgText(okGroups, tc.extras), Options{})
+			if errs != nil {
+				t.Fatalf("errors: %v", errs)
+			}
+			if cfg.Orgchart == nil || !strings.Contains(cfg.Orgchart.Err, tc.want) {
+				t.Errorf("orgchart %+v; want Err containing %q", cfg.Orgchart, tc.want)
+			}
+		})
 	}
 }
