@@ -53,6 +53,7 @@ type filterEntry struct {
 	line  int
 	// Linked state.
 	targets []*group
+	broken  *validate.Error // a reference that does not resolve (see linker.final)
 }
 
 // expiredLine records a rule line or filter entry that was dropped because its date passed;

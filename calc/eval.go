@@ -2,9 +2,12 @@ package calc
 
 import (
 	"context"
+	"slices"
+	"strings"
 	"time"
 
 	"github.com/RoaringBitmap/roaring/v2"
+	"github.com/entitlements-go/entitlements/validate"
 )
 
 // empty is the shared empty set. Every set the evaluator hands out is treated as immutable, so
@@ -35,7 +38,10 @@ func (r *Repo) calculate(ctx context.Context) (*Result, error) {
 			f.pop = r.population(f)
 		}
 	}
-	res := newResult(r)
+	res, err := newResult(r)
+	if err != nil {
+		return nil, err
+	}
 	r.Timings.Calculate = time.Since(start)
 	res.Timings = r.Timings
 	return res, nil
@@ -162,8 +168,9 @@ func (r *Repo) population(f *filterState) *roaring.Bitmap {
 }
 
 // final is Filter then Expire: the membership written for g in its own OU. It also reports
-// whether the whole-file expiration emptied a non-empty set (metadata no_members_ok).
-func (r *Repo) final(g *group) (*roaring.Bitmap, bool) {
+// whether the whole-file expiration emptied a non-empty set (metadata no_members_ok), and the
+// error of a broken filter-list entry that this group's members actually reach.
+func (r *Repo) final(g *group) (*roaring.Bitmap, bool, *validate.Error) {
 	s := g.r
 	for _, f := range r.filters {
 		if s.IsEmpty() {
@@ -178,7 +185,26 @@ func (r *Repo) final(g *group) (*roaring.Bitmap, bool) {
 			continue
 		}
 		if st.mode == filterList {
-			removed.AndNot(r.allowed(st))
+			for i, e := range st.entries {
+				if e.broken == nil {
+					continue
+				}
+				// The reference checks every username entry first, then the group entries in
+				// order: a member none of those allow makes it resolve this entry, and fail.
+				before := slices.DeleteFunc(slices.Clone(st.entries), func(x filterEntry) bool {
+					return strings.Contains(x.value, "/")
+				})
+				for _, x := range st.entries[:i] {
+					if strings.Contains(x.value, "/") {
+						before = append(before, x)
+					}
+				}
+				if !roaring.AndNot(removed, r.allowed(before)).IsEmpty() {
+					return nil, false, e.broken
+				}
+				break
+			}
+			removed.AndNot(r.allowed(st.entries))
 			if removed.IsEmpty() {
 				continue
 			}
@@ -186,19 +212,23 @@ func (r *Repo) final(g *group) (*roaring.Bitmap, bool) {
 		s = roaring.AndNot(s, removed)
 	}
 	if r.expired(g) && !s.IsEmpty() {
-		return empty, true
+		return empty, true, nil
 	}
-	return s, false
+	return s, false, nil
 }
 
 // allowed is the set of people a filter list lets through.
-func (r *Repo) allowed(st *filterSetting) *roaring.Bitmap {
+func (r *Repo) allowed(entries []filterEntry) *roaring.Bitmap {
 	b := roaring.New()
-	for _, e := range st.entries {
-		if e.targets != nil {
+	for _, e := range entries {
+		switch {
+		case e.broken != nil:
+		case e.targets != nil:
 			b.Or(r.union(e.targets))
-		} else if id, ok := r.dir.Lookup(e.value); ok {
-			b.Add(id)
+		default:
+			if id, ok := r.dir.Lookup(e.value); ok {
+				b.Add(id)
+			}
 		}
 	}
 	return b

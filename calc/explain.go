@@ -112,7 +112,7 @@ func (res *Result) Explain(groupKey, person string) (*Explanation, error) {
 		if known && f.pop != nil {
 			ft.InPopulation = f.pop.Contains(id)
 			if st.mode == filterList {
-				ft.Allowed = r.allowed(st).Contains(id)
+				ft.Allowed = r.allowed(st.entries).Contains(id)
 			}
 			ft.Removed = ex.InRules && st.mode != filterAll && ft.InPopulation && !ft.Allowed
 		}

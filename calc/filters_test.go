@@ -69,9 +69,19 @@ func TestFilters(t *testing.T) {
 				"a/x": {"Carol", "alice", "bob", "boss", "eve", "mallory"},
 				"a/y": {"Carol", "alice", "bob", "boss", "dave", "eve"},
 				"a/z": {"Carol", "alice", "bob", "boss", "eve"}}},
-		{name: "filter list entry that is a broken reference", files: map[string]string{
+		// The reference resolves list entries only for members in the population.
+		{name: "broken filter list entry nobody reaches", files: map[string]string{
 			"config.yaml": withF, contractors: "username = mallory\n", ax: "username = bob\ncontractors = lib/nope\n"},
+			want: map[string][]string{"a/x": {"bob"}}},
+		{name: "broken filter list entry a contractor reaches", files: map[string]string{
+			"config.yaml": withF, contractors: "username = mallory\n", ax: "username = mallory\ncontractors = lib/nope\n"},
 			errs: []errSpec{ee(validate.KindMissingReference, ax, 2)}},
+		{name: "username entries are checked before a broken group entry, whatever the order", files: map[string]string{
+			"config.yaml": withF, contractors: "username = mallory\n", ax: "username = mallory\ncontractors = lib/nope\ncontractors = mallory\n"},
+			want: map[string][]string{"a/x": {"mallory"}}},
+		{name: "broken entry after the entry that allows the contractor", files: map[string]string{
+			"config.yaml": withF, contractors: "username = mallory\n", ax: "username = mallory\ncontractors = mallory\ncontractors = lib/nope\n"},
+			want: map[string][]string{"a/x": {"mallory"}}},
 		{name: "filter list entry that is circular through the group itself", files: map[string]string{
 			"config.yaml": withF, contractors: "username = mallory\n", ax: "username = mallory\ncontractors = a/x\n"},
 			// Filters act on Final; a/x's Ref view is available, so listing itself is allowed.

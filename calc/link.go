@@ -145,23 +145,37 @@ func (lk *linker) rule(g *group, n *rule) bool {
 
 // resolve turns a group reference into the matching group records of its OU.
 func (lk *linker) resolve(from *group, line int, value string) ([]*group, bool) {
+	out, err := lk.lookup(from, line, value)
+	if err != nil {
+		lk.c.AddError(err)
+		return nil, false
+	}
+	return out, true
+}
+
+// lookup is resolve without reporting: the caller decides whether the error counts.
+func (lk *linker) lookup(from *group, line int, value string) ([]*group, *validate.Error) {
+	fail := func(kind validate.Kind, format string, args ...any) ([]*group, *validate.Error) {
+		path := lk.r.cfg.Rel(lk.r.cfg.File)
+		if from != nil {
+			path = from.rel
+		}
+		return nil, &validate.Error{Path: path, Line: line, Kind: kind, Msg: fmt.Sprintf(format, args...)}
+	}
 	slash := strings.LastIndexByte(value, '/')
 	if slash <= 0 || slash == len(value)-1 {
-		lk.fail(from, line, validate.KindInvalidReference,
+		return fail(validate.KindInvalidReference,
 			"invalid group reference %q: expected <ou>/<name> (for an LDAP DN use ldap_group)", value)
-		return nil, false
 	}
 	ouKey, pattern := value[:slash], value[slash+1:]
 	ou := lk.r.cfg.OU(ouKey)
 	if ou == nil {
-		lk.fail(from, line, validate.KindMissingReference,
+		return fail(validate.KindMissingReference,
 			"group reference %q: OU %q is not defined in the entitlements configuration", value, ouKey)
-		return nil, false
 	}
 	l := lk.r.listOU(ou, false, lk.c)
 	if l.err != nil {
-		lk.fail(from, line, validate.KindMissingReference, "group reference %q: %v", value, l.err)
-		return nil, false
+		return fail(validate.KindMissingReference, "group reference %q: %v", value, l.err)
 	}
 	var names []string
 	if !strings.Contains(pattern, "*") {
@@ -177,15 +191,14 @@ func (lk *linker) resolve(from *group, line int, value string) ([]*group, bool) 
 		if from != nil {
 			refBy = fmt.Sprintf("%q", from.rel)
 		}
-		lk.fail(from, line, validate.KindMissingReference, "Could not find a configuration for %s/%s.(rb|txt|yaml) (filename: %s)",
+		return fail(validate.KindMissingReference, "Could not find a configuration for %s/%s.(rb|txt|yaml) (filename: %s)",
 			lk.r.cfg.Rel(ou.Dir), pattern, refBy)
-		return nil, false
 	}
 	out := make([]*group, len(names))
 	for i, n := range names {
 		out[i] = lk.r.groupFor(ou, l, n)
 	}
-	return out, true
+	return out, nil
 }
 
 // matchWildcard matches sorted names against a pattern where * is any run of characters.
@@ -281,9 +294,12 @@ func (lk *linker) final(g *group) {
 			if !strings.Contains(e.value, "/") {
 				continue
 			}
-			targets, ok := lk.resolve(g, e.line, e.value)
-			if !ok {
-				g.bad = true
+			targets, err := lk.lookup(g, e.line, e.value)
+			if err != nil {
+				// The reference only resolves a filter list entry when it checks a member who
+				// is in the filter's population and not allowed by an earlier entry, so a
+				// broken entry fails the run only then (checked when the group is computed).
+				e.broken = err
 				continue
 			}
 			for _, t := range targets {

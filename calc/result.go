@@ -10,6 +10,7 @@ import (
 
 	"github.com/RoaringBitmap/roaring/v2"
 	"github.com/entitlements-go/entitlements/people"
+	"github.com/entitlements-go/entitlements/validate"
 )
 
 // Group is one calculated group.
@@ -41,18 +42,34 @@ type Result struct {
 	finals map[*group]*roaring.Bitmap
 }
 
-func newResult(r *Repo) *Result {
+func newResult(r *Repo) (*Result, error) {
 	res := &Result{repo: r, byKey: make(map[string]*Group, len(r.outputs)),
 		finals: make(map[*group]*roaring.Bitmap, len(r.outputs))}
 	flagged := map[*group]bool{}
+	var errs validate.Collector
 	for _, o := range r.outputs {
 		g := o.g
 		fin, ok := res.finals[g]
 		if !ok {
 			var emptied bool
-			fin, emptied = r.final(g)
+			var err *validate.Error
+			fin, emptied, err = r.final(g)
+			if err != nil {
+				if o.ou.Spec.Enumerates || r.opt.Strict {
+					errs.AddError(err)
+				} else {
+					// A dummy group is only in the output for inspection: the reference never
+					// filters it, so its broken list cannot fail the run.
+					r.warnings = append(r.warnings, validate.Warning{Path: err.Path, Line: err.Line,
+						Msg: "group left out of the result: " + err.Msg})
+				}
+				fin = nil
+			}
 			res.finals[g] = fin
 			flagged[g] = emptied
+		}
+		if fin == nil {
+			continue
 		}
 		out := &Group{Key: o.ou.Key + "/" + g.cn, OU: o.ou.Key, CN: g.cn, File: g.rel, Type: o.ou.Type, Mirror: o.mirror}
 		if o.ou.Base != "" {
@@ -73,8 +90,11 @@ func newResult(r *Repo) *Result {
 		res.Groups = append(res.Groups, out)
 		res.byKey[out.Key] = out
 	}
+	if err := errs.Err(); err != nil {
+		return nil, err
+	}
 	slices.SortFunc(res.Groups, func(a, b *Group) int { return strings.Compare(a.Key, b.Key) })
-	return res
+	return res, nil
 }
 
 func (r *Repo) uids(b *roaring.Bitmap) []string {
