@@ -450,7 +450,13 @@ func (r *Repo) listOU(ou *config.OU, enumerate bool, c *validate.Collector) *lis
 			continue
 		}
 		if !e.Type().IsRegular() {
-			if st, err := os.Stat(filepath.Join(ou.Dir, name)); err != nil || st.IsDir() {
+			st, err := os.Stat(filepath.Join(ou.Dir, name))
+			if err != nil && enumerate {
+				// A dangling link in a managed OU: the reference fails reading it too.
+				c.Add(r.cfg.Rel(filepath.Join(ou.Dir, name)), 0, validate.KindIO, "cannot read %s: %v", name, err)
+				continue
+			}
+			if err != nil || st.IsDir() {
 				continue
 			}
 		}
@@ -592,6 +598,10 @@ func (r *Repo) parseAll(ctx context.Context, gs []*group) error {
 // parse reads and parses one group file into g (errors stay with g).
 func (r *Repo) parse(g *group) {
 	if g.def != nil || len(g.perrs) > 0 {
+		return
+	}
+	if g.ou.FileErr != "" {
+		g.perrs = append(g.perrs, &validate.Error{Path: g.rel, Kind: validate.KindConfig, Msg: g.ou.FileErr})
 		return
 	}
 	if at := g.ou.AllowedTypes; at != nil && !slices.Contains(at, g.ext) {

@@ -1,6 +1,8 @@
 package calc
 
 import (
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 
@@ -77,5 +79,29 @@ func TestOrgchartProblemsOnlyFailManagementRules(t *testing.T) {
 	errs := mustFail(t, map[string]string{"config.yaml": cfg, "ldap-config/a/x.txt": "management = alice\n"}, Options{})
 	if !strings.Contains(errs.Error(), "x.txt:1") || !strings.Contains(errs.Error(), "does not exist") {
 		t.Errorf("errors: %v", errs)
+	}
+}
+
+func TestDummyOUMalformedRestrictionsAreLazy(t *testing.T) {
+	groups := stdGroups + "    allowed_methods:\n"
+	cfg := conf{Groups: groups}.String()
+	res := mustRun(t, map[string]string{"config.yaml": cfg, "ldap-config/lib/l.txt": "username = bob\n",
+		"ldap-config/a/x.txt": "username = alice\n"}, Options{})
+	wantMembers(t, res, "a/x", "alice")
+	errs := mustFail(t, map[string]string{"config.yaml": cfg, "ldap-config/lib/l.txt": "username = bob\n",
+		"ldap-config/a/x.txt": "group = lib/l\n"}, Options{})
+	if !strings.Contains(errs.Error(), "allowed_methods must be an Array") {
+		t.Errorf("errors: %v", errs)
+	}
+}
+
+func TestDanglingLinkInManagedOU(t *testing.T) {
+	root := build(t, map[string]string{"ldap-config/a/x.txt": "username = alice\n"})
+	if err := os.Symlink(filepath.Join(root, "nowhere.txt"), filepath.Join(root, "ldap-config/a/y.txt")); err != nil {
+		t.Skip(err)
+	}
+	_, err := Load(t.Context(), filepath.Join(root, "config.yaml"), defaults(Options{}, root))
+	if err == nil || !strings.Contains(err.Error(), "y.txt") {
+		t.Fatalf("err = %v", err)
 	}
 }

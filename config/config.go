@@ -95,6 +95,9 @@ type OU struct {
 	Settings *yaml11.Node
 	// Order is the position in the config file, used to break sort ties deterministically.
 	Order int
+	// FileErr, when set, fails every file of the OU that a run uses (an untyped OU whose
+	// restrictions are malformed).
+	FileErr string
 }
 
 // Filter is one entry of `filters:`.
@@ -565,8 +568,15 @@ func (l *loader) ou(key string, m *yaml11.Node, line int) *OU {
 	}
 	if v := m.Get("allowed_methods"); v != nil {
 		if v.Kind != yaml11.Seq {
-			l.errf(v.Line, "allowed_methods must be an Array in group %q!", key)
-			bad = true
+			msg := fmt.Sprintf("allowed_methods must be an Array in group %q!", key)
+			if spec.AnyKeys {
+				// Untyped OUs (dummy) are not validated by the reference: the problem only
+				// shows when one of their files is used.
+				ou.FileErr = msg
+			} else {
+				l.errf(v.Line, "%s", msg)
+				bad = true
+			}
 		} else {
 			ou.AllowedMethods = []string{}
 			for _, it := range v.Items {
@@ -576,8 +586,13 @@ func (l *loader) ou(key string, m *yaml11.Node, line int) *OU {
 	}
 	if v := m.Get("allowed_types"); v != nil {
 		if v.Kind != yaml11.Seq {
-			l.errf(v.Line, "Configuration error: allowed_types should be an Array, got %s!", v.RubyClass())
-			bad = true
+			msg := fmt.Sprintf("Configuration error: allowed_types should be an Array, got %s!", v.RubyClass())
+			if spec.AnyKeys {
+				ou.FileErr = msg
+			} else {
+				l.errf(v.Line, "%s", msg)
+				bad = true
+			}
 		} else {
 			ou.AllowedTypes = []string{}
 			for _, it := range v.Items {
