@@ -4,7 +4,9 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"log/slog"
 	"net/http"
+	"slices"
 	"strings"
 	"sync"
 
@@ -31,6 +33,8 @@ type changeOp struct {
 	// or its group could not be created).
 	decided *providers.Outcome
 	created bool
+	// adopted is set when the group was found by name after a create whose reply was lost.
+	adopted bool
 	writes  []*write
 }
 
@@ -93,6 +97,11 @@ func (p *Provider) Apply(ctx context.Context, _ *providers.Target, changes []*pr
 				op.decided = &providers.Outcome{Change: c, Status: providers.Failed, Err: errors.New("the group was not read in this run; plan again")}
 				continue
 			}
+			if c.Kind == providers.DeleteGroup && !rg.deletable {
+				op.decided = &providers.Outcome{Change: c, Status: providers.Failed,
+					Err: fmt.Errorf("refusing to delete group %s: the read did not find it to be an unclaimed group under managed_prefix that this provider could have created", rg.id)}
+				continue
+			}
 			op.groupID = rg.id
 		default:
 			op.decided = &providers.Outcome{Change: c, Status: providers.Failed, Err: fmt.Errorf("the AAD provider cannot apply %s changes", c.Kind)}
@@ -124,7 +133,60 @@ func (p *Provider) Apply(ctx context.Context, _ *providers.Target, changes []*pr
 	for id := range touched {
 		p.svc.member.invalidate(id)
 	}
+	p.logWrites(ctx, ops)
 	return out
+}
+
+// logWrites logs every write of an Apply through Options.Logger: what it changed (the group,
+// the member added or removed, the description set, the group created or deleted) and its
+// outcome; info level, warn level for a write that failed or whose outcome is unknown.
+func (p *Provider) logWrites(ctx context.Context, ops []*changeOp) {
+	log := p.reg.opt.Logger
+	level := func(st providers.Status) slog.Level {
+		if st.Failure() {
+			return slog.LevelWarn
+		}
+		return slog.LevelInfo
+	}
+	for _, op := range ops {
+		c := op.c
+		base := []any{"ou", p.ou, "group", c.DN}
+		if c.Kind == providers.CreateGroup {
+			st, err := providers.Applied, error(nil)
+			if op.decided != nil {
+				st, err = op.decided.Status, op.decided.Err
+			}
+			args := append(slices.Clone(base), "action", "create-group", "mail_nickname", groupName(c.Desired), "group_id", op.groupID,
+				"status", st.String())
+			if op.adopted {
+				args = append(args, "adopted", true)
+			}
+			if err != nil {
+				args = append(args, "err", err)
+			}
+			log.Log(ctx, level(st), "aad write", args...)
+		} else if op.decided != nil {
+			log.Log(ctx, level(op.decided.Status), "aad write not sent", append(slices.Clone(base), "change", c.Kind.String(),
+				"status", op.decided.Status.String(), "err", op.decided.Err)...)
+		}
+		for _, w := range op.writes {
+			args := append(slices.Clone(base), "group_id", op.groupID)
+			switch w.kind {
+			case addMember, removeMember:
+				args = append(args, "action", map[writeKind]string{addMember: "add-member", removeMember: "remove-member"}[w.kind],
+					"member", w.uid, "upn", p.upn(w.uid), "member_id", w.objectID)
+			case setDescription:
+				args = append(args, "action", "set-description", "description", c.Desired.Description)
+			case deleteGroup:
+				args = append(args, "action", "delete-group")
+			}
+			args = append(args, "status", w.status.String())
+			if w.err != nil {
+				args = append(args, "err", w.err)
+			}
+			log.Log(ctx, level(w.status), "aad write", args...)
+		}
+	}
 }
 
 func (op *changeOp) groupOf() *providers.Group {
@@ -364,10 +426,15 @@ func (p *Provider) readBack(ctx context.Context, unseen []*write) []*write {
 }
 
 // create creates the group of a CreateGroup change: security-enabled, not mail-enabled,
-// mailNickname and displayName from the file name. A create is not safe to repeat (Graph
-// does not refuse a second group with the same mailNickname), so after a reply that does not
-// prove it failed (429, 5xx, no reply) the provider looks the name up before sending it
-// again, and adopts a group it finds.
+// mailNickname and displayName from the file name. A create is not safe to repeat: Graph does
+// not refuse a second group with the same mailNickname, and every later read of the name
+// would then fail as ambiguous. So the POST is sent again only after a reply that proves
+// Graph did not run it (429, before execution). After any other failure once the request may
+// have reached Graph (no reply, a 5xx, a reply without a group ID), the provider only looks
+// the name up (a few times: Graph's replicas can lag behind a create) and adopts the group
+// it finds; if it finds none, the outcome is Unknown and the create is NOT sent again in this
+// run. The next run looks the name up like any other and adopts the group if it was created
+// (or creates it if it was not).
 func (p *Provider) create(ctx context.Context, op *changeOp) {
 	c := op.c
 	name := groupName(c.Desired)
@@ -380,10 +447,13 @@ func (p *Provider) create(ctx context.Context, op *changeOp) {
 	if d := c.Desired.Description; d != "" {
 		body.SetDescription(&d)
 	}
+	fail := func(st providers.Status, err error) {
+		op.decided = &providers.Outcome{Change: c, Status: st, Err: fmt.Errorf("creating group %s: %w", name, err)}
+	}
 	for attempt := 1; ; attempt++ {
 		var g models.Groupable
 		p.reg.counters.creates.Add(1)
-		err := p.svc.g.send(ctx, func(ctx context.Context) error {
+		sent, err := p.svc.g.send(ctx, func(ctx context.Context) error {
 			var err error
 			g, err = p.svc.g.client.Groups().Post(ctx, body, nil)
 			return err
@@ -393,37 +463,83 @@ func (p *Provider) create(ctx context.Context, op *changeOp) {
 			return
 		}
 		status, ra := apiStatus(err)
-		if err != nil && status >= 400 && status < 500 && status != http.StatusTooManyRequests {
+		switch {
+		case err != nil && status == 0 && !sent && !transportError(err):
+			fail(providers.Failed, err) // never reached Graph (no token, no slot)
+			return
+		case status == http.StatusTooManyRequests:
+			// Throttled before execution: the one reply that proves no group was made.
+			p.reg.counters.throttled.Add(1)
+			if attempt >= p.reg.opt.MaxAttempts {
+				fail(providers.Failed, fmt.Errorf("giving up after %d attempts: %w", attempt, err))
+				return
+			}
+			wait, ok := retryAfter(ra, p.reg.opt.Now())
+			if !ok {
+				wait = p.svc.g.backoff(attempt)
+			}
+			if werr := p.svc.g.wait(ctx, wait); werr != nil {
+				fail(providers.Failed, fmt.Errorf("%w (then %w)", err, werr))
+				return
+			}
+			continue
+		case status >= 400 && status < 500:
 			code, msg := errorCode(err)
-			op.decided = &providers.Outcome{Change: c, Status: providers.Failed, Err: fmt.Errorf("creating group %s: %d %s: %s: %w", name, status, code, msg, err)}
+			fail(providers.Failed, fmt.Errorf("%d %s: %s: %w", status, code, msg, err))
 			return
 		}
 		if err == nil {
 			err = errors.New("the reply carried no group ID")
 		}
-		wait, ok := retryAfter(ra, p.reg.opt.Now())
-		if !ok {
-			wait = p.svc.g.backoff(attempt)
+		p.adoptUnseen(ctx, op, name, ra, err)
+		return
+	}
+}
+
+// unseenLookups is how many times a name is looked up after a create whose outcome was not
+// seen, with backoff before each: Graph's directory replicas can take seconds to show a new
+// group.
+const unseenLookups = 3
+
+// adoptUnseen settles a create whose outcome was not seen (cause): the group found by name is
+// adopted; otherwise the change is Unknown, and the create is never sent again in this run.
+func (p *Provider) adoptUnseen(ctx context.Context, op *changeOp, name, retryAfterHeader string, cause error) {
+	c := op.c
+	var lerr error
+	for i := 1; i <= unseenLookups; i++ {
+		wait := p.svc.g.backoff(i)
+		if d, ok := retryAfter(retryAfterHeader, p.reg.opt.Now()); ok && i == 1 {
+			wait = d
 		}
 		if werr := p.svc.g.wait(ctx, wait); werr != nil {
-			op.decided = &providers.Outcome{Change: c, Status: providers.Unknown, Err: fmt.Errorf("creating group %s: %w (then %w)", name, err, werr)}
-			return
+			lerr = werr
+			break
 		}
-		found, lerr := p.svc.lookupGroups(ctx, []string{name}, nil, true)
-		if lerr != nil {
+		found, err := p.svc.lookupGroups(ctx, []string{name}, nil, true)
+		if err != nil {
+			lerr = err
+			continue
+		}
+		lerr = nil
+		switch gs := found["nick:"+strings.ToLower(name)]; len(gs) {
+		case 0:
+			continue
+		case 1:
+			op.groupID, op.created, op.adopted = gs[0].ID, true, true
+			return
+		default:
 			op.decided = &providers.Outcome{Change: c, Status: providers.Unknown,
-				Err: fmt.Errorf("creating group %s: outcome not seen (%w) and looking it up failed: %w", name, err, lerr)}
-			return
-		}
-		if gs := found["nick:"+strings.ToLower(name)]; len(gs) > 0 {
-			op.groupID, op.created = gs[0].ID, true
-			return
-		}
-		if attempt >= p.reg.opt.MaxAttempts {
-			op.decided = &providers.Outcome{Change: c, Status: providers.Failed, Err: fmt.Errorf("creating group %s: giving up after %d attempts: %w", name, attempt, err)}
+				Err: fmt.Errorf("creating group %s: outcome not seen (%w), and then: %w", name, cause, ambiguous(c.DN, name, gs))}
 			return
 		}
 	}
+	why := "no group with this mailNickname is visible yet (Graph replicas can lag behind a create)"
+	if lerr != nil {
+		why = fmt.Sprintf("looking it up failed: %v", lerr)
+	}
+	op.decided = &providers.Outcome{Change: c, Status: providers.Unknown,
+		Err: fmt.Errorf("creating group %s: outcome not seen (%w) and %s; the create is not sent again in this run, so as not to "+
+			"make a second group with this mailNickname: the next run adopts the group if it was created, or creates it", name, cause, why)}
 }
 
 // outcome folds the writes of a change into its Outcome.

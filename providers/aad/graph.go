@@ -49,12 +49,40 @@ type countingTransport struct {
 
 func (t *countingTransport) RoundTrip(req *http.Request) (*http.Response, error) {
 	t.c.requests.Add(1)
+	if f, ok := req.Context().Value(sentKey{}).(*atomic.Bool); ok {
+		f.Store(true)
+	}
 	trace := &httptrace.ClientTrace{GotConn: func(i httptrace.GotConnInfo) {
 		if !i.Reused {
 			t.c.connections.Add(1)
 		}
 	}}
 	return t.next.RoundTrip(req.WithContext(httptrace.WithClientTrace(req.Context(), trace)))
+}
+
+// sentKey is the context key of a flag that the transport sets when a request reaches it:
+// from then on Graph may have received the request, whatever error follows.
+type sentKey struct{}
+
+// trackSent returns a context whose requests set the returned flag when they reach the
+// transport (after authentication and request building, which fail without sending).
+func trackSent(ctx context.Context) (context.Context, *atomic.Bool) {
+	f := new(atomic.Bool)
+	return context.WithValue(ctx, sentKey{}, f), f
+}
+
+// afterSendError is an error raised once the request may have reached Graph: a reply that
+// could not be read or decoded, a broken connection. Graph may have executed the request, so
+// a write's outcome is unknown and a read is worth retrying.
+type afterSendError struct{ err error }
+
+func (e *afterSendError) Error() string { return e.err.Error() }
+func (e *afterSendError) Unwrap() error { return e.err }
+
+// mayHaveBeenSent reports whether err was raised after the request may have reached Graph.
+func mayHaveBeenSent(err error) bool {
+	var ae *afterSendError
+	return errors.As(err, &ae) || transportError(err)
 }
 
 // tokenProvider hands the SDK a bearer token from an azcore credential (client secret in
@@ -275,12 +303,16 @@ func (it *item) failure() error {
 // within the Registry's PoolSize, and fills in every item's reply. Reads and writes must not
 // be mixed in one call.
 //
-// Retries: a whole-request 429 waits for its Retry-After and resends; a 5xx or transport
-// error resends a read batch with backoff, but marks a write batch's items unknown (Graph may
-// have executed them) and returns them to the caller, which reads back before deciding.
-// Inside a reply, a 429 item is resent after ITS Retry-After (the envelope is 200, so no
-// middleware ever sees it) and a 503/504 item with backoff; the items of one batch that need
-// a retry travel together, after the longest of their waits.
+// Retries: a whole-request 429 waits for its Retry-After and resends (Graph did not run it); a
+// 5xx, a transport error, or any failure after the request may have been sent (a reply that
+// cannot be read or decoded) resends a read batch with backoff, but marks a write batch's
+// items unknown (Graph may have executed them) and returns them to the caller, which reads
+// back before deciding. Only a failure before anything was sent (no token, a request that
+// cannot be built) fails the items outright. Inside a reply, a 429 item is resent after ITS
+// Retry-After (the envelope is 200, so no middleware ever sees it); a 500/502/503/504 read
+// item is resent with backoff, while such a write item is marked unknown (Graph may have
+// done it) for the caller to read back. The items of one batch that need a retry travel
+// together, after the longest of their waits.
 func (g *graph) runBatch(ctx context.Context, items []*item) {
 	size := g.reg.opt.BatchSize
 	var wg sync.WaitGroup
@@ -313,7 +345,7 @@ func (g *graph) runChunk(ctx context.Context, pending []*item) {
 					d = g.backoff(attempts[pending[0]])
 				}
 				wait = d
-			case status == 0 && !transportError(err):
+			case status == 0 && !mayHaveBeenSent(err):
 				// Failed before anything was sent (no token, a request that cannot be
 				// built): nothing to retry, nothing unseen.
 				failAll(pending, fmt.Errorf("$batch: %w", err), false)
@@ -363,7 +395,12 @@ func (g *graph) runChunk(ctx context.Context, pending []*item) {
 				if d, ok = retryAfter(r.Headers["retry-after"], g.reg.opt.Now()); !ok {
 					d = g.backoff(attempts[it])
 				}
-			case http.StatusServiceUnavailable, http.StatusGatewayTimeout:
+			case http.StatusInternalServerError, http.StatusBadGateway, http.StatusServiceUnavailable, http.StatusGatewayTimeout:
+				if it.write {
+					// Graph may have done it before failing: never resent blind.
+					it.err, it.unknown = fmt.Errorf("%s: outcome not seen: %w", it, it.failure()), true
+					continue
+				}
 				d = g.backoff(attempts[it])
 				if ra, ok := retryAfter(r.Headers["retry-after"], g.reg.opt.Now()); ok {
 					d = ra
@@ -434,17 +471,25 @@ func (g *graph) sendBatch(ctx context.Context, items []*item) (map[*item]batchRe
 	}
 	g.reg.counters.batches.Add(1)
 	g.reg.counters.subRequests.Add(int64(len(items)))
-	raw, err := g.adapter.SendPrimitive(ctx, ri, "[]byte", errorMapping())
+	sctx, sent := trackSent(ctx)
+	raw, err := g.adapter.SendPrimitive(sctx, ri, "[]byte", errorMapping())
 	g.release()
 	if err != nil {
+		if sent.Load() {
+			return nil, &afterSendError{err}
+		}
 		return nil, err
 	}
-	data, _ := raw.([]byte)
+	// From here on Graph has answered: whatever goes wrong, it may have run the items.
+	data, ok := raw.([]byte)
+	if !ok {
+		return nil, &afterSendError{fmt.Errorf("the $batch reply has no body (%T)", raw)}
+	}
 	var env struct {
 		Responses []batchReply `json:"responses"`
 	}
 	if err := json.Unmarshal(data, &env); err != nil {
-		return nil, fmt.Errorf("decoding the $batch reply: %w", err)
+		return nil, &afterSendError{fmt.Errorf("decoding the $batch reply: %w", err)}
 	}
 	out := make(map[*item]batchReply, len(env.Responses))
 	for _, r := range env.Responses {
@@ -532,13 +577,16 @@ func readPaged[T any](ctx context.Context, g *graph, firsts []*abstractions.Requ
 }
 
 // send runs one request outside a batch (group creation) with the Registry's slot held. No
-// retry here: the caller applies the write-outcome table.
-func (g *graph) send(ctx context.Context, f func(ctx context.Context) error) error {
+// retry here: the caller applies the write-outcome table. sent reports whether the request
+// reached the transport (so Graph may have received it, whatever the error).
+func (g *graph) send(ctx context.Context, f func(ctx context.Context) error) (sent bool, err error) {
 	if err := g.acquire(ctx); err != nil {
-		return err
+		return false, err
 	}
 	defer g.release()
-	return f(ctx)
+	sctx, flag := trackSent(ctx)
+	err = f(sctx)
+	return flag.Load(), err
 }
 
 // quote makes an OData string literal.

@@ -35,7 +35,8 @@ type Options struct {
 	// Timeout). Default: one keep-alive transport shared by every OU of the Registry, with
 	// MaxIdleConnsPerHost and MaxConnsPerHost raised to PoolSize: Go's default of 2 idle
 	// connections per host would throw connections away and reopen them whenever more than 2
-	// requests are in flight.
+	// requests are in flight. An HTTPClient without a Transport gets that pooled transport too
+	// (never http.DefaultTransport), with the client's Timeout.
 	HTTPClient *http.Client
 	// TokenCredential authenticates every Graph request instead of the client-secret
 	// credentials of the OU (tenant_id, client_id, client_secret or their AZURE_*
@@ -60,10 +61,16 @@ type Options struct {
 	// Sleep waits between attempts. Default: a timer that stops early when ctx is done. Tests
 	// inject one that records the wait and returns at once.
 	Sleep func(ctx context.Context, d time.Duration) error
-	// CacheTTL is how long group lookups, member lists and user lookups stay cached. Zero:
-	// for the life of the Registry, which is one run for the CLI. Writes invalidate what they
-	// touch either way.
+	// CacheTTL is how long group lookups, member lists and user lookups that found something
+	// stay cached. Zero: for the life of the Registry, which is one run for the CLI. Writes
+	// invalidate what they touch either way.
 	CacheTTL time.Duration
+	// NegativeCacheTTL is how long a "not found" answer (no group has this mailNickname, no
+	// user has this UPN) stays cached: long enough for the plan and the apply of one run not to
+	// ask twice, short enough that a long-running embedder sees new users and groups (and
+	// never re-creates a group that exists). It is never longer than CacheTTL when that is set.
+	// Default 1 minute; negative: "not found" is never cached.
+	NegativeCacheTTL time.Duration
 	// StaleWhileRevalidate serves an expired member list at once while one background request
 	// refreshes it (for long-running embedders that prefer a slightly old answer to a wait;
 	// plans built on it may be stale). Default false.
@@ -71,8 +78,11 @@ type Options struct {
 	// Getenv reads AZURE_TENANT_ID, AZURE_CLIENT_ID and AZURE_CLIENT_SECRET when the OU does
 	// not set tenant_id, client_id or client_secret. Default os.LookupEnv.
 	Getenv func(string) (string, bool)
-	// Logger receives warnings: users not found, members that are not users, groups left
-	// alone (dynamic or mail-enabled). Default: discard.
+	// Logger receives every write at info level (what changed: the group, the member added
+	// or removed, the description set, the group created or deleted, and the outcome; failed
+	// and unknown outcomes at warn level), and warnings: users not found, members that are not
+	// users, groups left alone (dynamic or mail-enabled), deletions not planned. Default:
+	// discard.
 	Logger *slog.Logger
 	// Now is the clock of the caches. Default time.Now.
 	Now func() time.Time
@@ -116,6 +126,12 @@ func (o Options) withDefaults() Options {
 	}
 	if o.Now == nil {
 		o.Now = time.Now
+	}
+	if o.NegativeCacheTTL == 0 {
+		o.NegativeCacheTTL = time.Minute
+	}
+	if o.CacheTTL > 0 && o.NegativeCacheTTL > o.CacheTTL {
+		o.NegativeCacheTTL = o.CacheTTL
 	}
 	return o
 }

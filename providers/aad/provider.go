@@ -29,6 +29,9 @@ type Provider struct {
 	// desired are the groups Desire saw, by key: Entra has no container to enumerate, so Read
 	// reads the groups the plan is about (plus, with delete_groups, the prefix listing).
 	desired map[string]*providers.Group
+	// rejected are the groups Desire refused, by key, with why. Read does not know which
+	// Entra groups they claim, so it plans no deletion while there are any.
+	rejected map[string]string
 	// state is what the last Read learnt that Apply needs: object IDs of groups and members.
 	state    *readState
 	warnings []string
@@ -45,6 +48,10 @@ type readGroup struct {
 	members map[string]string
 	// leftAlone is why Graph cannot write the group ("" when it can).
 	leftAlone string
+	// deletable is set for an orphan that Read checked may be deleted (unclaimed, under
+	// managed_prefix, shaped like the groups this provider creates). Apply deletes nothing
+	// else.
+	deletable bool
 }
 
 var (
@@ -59,23 +66,36 @@ var (
 // of a target before Read). It also checks what Graph would refuse later: a malformed
 // metadata_aad_object_id, or a name that cannot be a mailNickname.
 func (p *Provider) Desire(_ *providers.Target, g *providers.Group) error {
+	err := checkDesired(g)
+	k := providers.Key(g.DN)
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if err != nil {
+		delete(p.desired, k)
+		p.rejected[k] = err.Error()
+		return err
+	}
+	delete(p.rejected, k)
+	p.desired[k] = g
+	return nil
+}
+
+func checkDesired(g *providers.Group) error {
 	if oid := objectID(g); oid != "" && !looksLikeGUID(oid) {
 		return fmt.Errorf("%s: metadata_aad_object_id %q is not an object ID", g.DN, oid)
 	}
 	if cn := groupName(g); len(cn) > 64 {
 		return fmt.Errorf("%s: %q is longer than the 64 characters of a mailNickname", g.DN, cn)
 	}
-	p.mu.Lock()
-	p.desired[providers.Key(g.DN)] = g
-	p.mu.Unlock()
 	return nil
 }
 
-// Forget drops the groups recorded by Desire (a long-running embedder that reuses one
-// Provider for several plans calls it before each).
+// Forget drops the groups recorded (or refused) by Desire (a long-running embedder that
+// reuses one Provider for several plans calls it before each).
 func (p *Provider) Forget() {
 	p.mu.Lock()
 	p.desired = map[string]*providers.Group{}
+	p.rejected = map[string]string{}
 	p.mu.Unlock()
 }
 
@@ -155,9 +175,14 @@ func (p *Provider) Read(ctx context.Context, _ *providers.Target) (*providers.St
 	for _, g := range p.desired {
 		desired = append(desired, g)
 	}
+	var rejected []string
+	for _, why := range p.rejected {
+		rejected = append(rejected, why)
+	}
 	p.mu.Unlock()
 	slices.SortFunc(desired, func(a, b *providers.Group) int { return cmp.Compare(providers.Key(a.DN), providers.Key(b.DN)) })
-	return p.read(ctx, desired)
+	slices.Sort(rejected)
+	return p.read(ctx, desired, rejected)
 }
 
 // ReadDesired reads the current state of the given desired groups (and records them as
@@ -172,25 +197,81 @@ func (p *Provider) ReadDesired(ctx context.Context, t *providers.Target, desired
 	return p.Read(ctx, t)
 }
 
-// target is one desired group during Read.
+// target is one desired group during Read, or an orphan (a deletion candidate).
 type target struct {
-	d    *providers.Group
-	key  string
-	name string
-	oid  string
-	info *groupInfo
+	d      *providers.Group
+	key    string
+	name   string
+	oid    string
+	info   *groupInfo
+	orphan bool
+}
+
+// claims are what the definitions of the OU claim in Entra ID: object IDs (named by
+// metadata_aad_object_id, or found for a file's name), lower-case mailNicknames (the files'
+// names) and DN keys.
+type claims struct {
+	ids, names, keys map[string]bool
+}
+
+// orphans returns the deletion candidates with delete_groups: the groups under managed_prefix
+// that no definition claims and that look like groups this provider creates. They are
+// computed only from a complete picture: if any desired group was refused (its claims are
+// unknown), no deletion is planned, and the reason is reported.
+func (p *Provider) orphans(ctx context.Context, cl claims, rejected []string) ([]*target, error) {
+	if !p.deleteGroups {
+		return nil, nil
+	}
+	if len(rejected) > 0 {
+		p.warn("delete_groups: no group deletion planned in this run, because %d definitions were refused and the groups they "+
+			"name are unknown: %s", len(rejected), abbreviate(rejected))
+		return nil, nil
+	}
+	listed, err := p.svc.listPrefix(ctx, p.managedPrefix)
+	if err != nil {
+		return nil, err
+	}
+	var out []*target
+	for _, g := range listed {
+		dnStr := "cn=" + dn.EscapeValue(g.MailNickname) + "," + p.base
+		k := providers.Key(dnStr)
+		if cl.ids[strings.ToLower(g.ID)] || cl.names[strings.ToLower(g.MailNickname)] || cl.keys[k] {
+			continue
+		}
+		if !strings.HasPrefix(strings.ToLower(g.MailNickname), strings.ToLower(p.managedPrefix)) {
+			continue // never trust the filter alone with a deletion
+		}
+		cl.keys[k] = true // one deletion per DN: a duplicate name waits for the next run
+		if why := g.undeletable(); why != "" {
+			p.warn("%s: group %s has no definition but is not deleted: %s", dnStr, g.ID, why)
+			continue
+		}
+		out = append(out, &target{d: &providers.Group{DN: dnStr, CN: g.MailNickname}, key: k, name: g.MailNickname, info: g, orphan: true})
+	}
+	return out, nil
 }
 
 // read does the work of Read in three bulk steps: find the groups (by name or object ID),
 // read their members, then resolve the desired users that no member list showed. Users that
 // do not exist are dropped from the desired group with ignore_not_found (so the plan shows
-// only what will happen and a second run is a no-op), and fail the read otherwise.
-func (p *Provider) read(ctx context.Context, desired []*providers.Group) (*providers.State, error) {
+// only what will happen and a second run is a no-op), and fail the read otherwise. rejected
+// are the groups Desire refused (why, for each).
+func (p *Provider) read(ctx context.Context, desired []*providers.Group, rejected []string) (*providers.State, error) {
 	st := &providers.State{Groups: make(map[string]*providers.Group, len(desired))}
 	targets := make([]*target, 0, len(desired))
+	// What the definitions claim, whatever Graph says and whether or not the group is read
+	// (a predictive hit is not): the group a file names by metadata_aad_object_id, the group
+	// whose mailNickname is a file's name, and the DN a file defines. delete_groups deletes
+	// only groups that none of them claims.
+	cl := claims{ids: map[string]bool{}, names: map[string]bool{}, keys: map[string]bool{}}
 	var nicks, ids []string
 	for _, d := range desired {
 		t := &target{d: d, key: providers.Key(d.DN), name: groupName(d), oid: objectID(d)}
+		cl.keys[t.key] = true
+		cl.names[strings.ToLower(t.name)] = true
+		if t.oid != "" {
+			cl.ids[strings.ToLower(t.oid)] = true
+		}
 		if pred := p.reg.opt.Predictive; pred != nil {
 			if e, ok := pred.Lookup(d.DN); ok {
 				if providers.SameFold(e.Members, d.Members) {
@@ -214,7 +295,6 @@ func (p *Provider) read(ctx context.Context, desired []*providers.Group) (*provi
 		return nil, err
 	}
 	var errs []error
-	owned := map[string]bool{} // object IDs of desired groups
 	for _, t := range targets {
 		var gs []*groupInfo
 		if t.oid != "" {
@@ -233,44 +313,20 @@ func (p *Provider) read(ctx context.Context, desired []*providers.Group) (*provi
 			}
 		case 1:
 			t.info = gs[0]
-			owned[strings.ToLower(gs[0].ID)] = true
+			cl.ids[strings.ToLower(gs[0].ID)] = true
 		default:
-			var ids []string
-			for _, g := range gs {
-				ids = append(ids, g.ID)
-			}
-			errs = append(errs, fmt.Errorf("%s: %d groups have mailNickname %q (%s); name one with metadata_aad_object_id",
-				t.d.DN, len(gs), t.name, strings.Join(ids, ", ")))
+			err := ambiguous(t.d.DN, t.name, gs)
+			p.warn("%v", err)
+			errs = append(errs, err)
 		}
 	}
 	if len(errs) > 0 {
 		return nil, errors.Join(errs...)
 	}
 
-	// Deletion candidates: the OU's groups (by prefix) that no definition claims.
-	var orphans []*target
-	if p.deleteGroups {
-		listed, err := p.svc.listPrefix(ctx, p.managedPrefix)
-		if err != nil {
-			return nil, err
-		}
-		claimed := map[string]bool{}
-		for _, d := range desired {
-			claimed[providers.Key(d.DN)] = true
-		}
-		for _, g := range listed {
-			dnStr := "cn=" + dn.EscapeValue(g.MailNickname) + "," + p.base
-			k := providers.Key(dnStr)
-			if owned[strings.ToLower(g.ID)] || claimed[k] {
-				continue
-			}
-			claimed[k] = true
-			if why := g.unmanageable(); why != "" {
-				p.warn("%s: group %s has no definition but is left alone: %s", dnStr, g.ID, why)
-				continue
-			}
-			orphans = append(orphans, &target{d: &providers.Group{DN: dnStr, CN: g.MailNickname}, key: k, name: g.MailNickname, info: g})
-		}
+	orphans, err := p.orphans(ctx, cl, rejected)
+	if err != nil {
+		return nil, err
 	}
 
 	var readIDs []string
@@ -291,7 +347,7 @@ func (p *Provider) read(ctx context.Context, desired []*providers.Group) (*provi
 			continue
 		}
 		g := &providers.Group{DN: t.d.DN, CN: t.name, Description: deref(t.info.Description)}
-		rg := &readGroup{id: t.info.ID, members: map[string]string{}, leftAlone: t.info.unmanageable()}
+		rg := &readGroup{id: t.info.ID, members: map[string]string{}, leftAlone: t.info.unmanageable(), deletable: t.orphan}
 		if rg.leftAlone != "" {
 			// Report it and make the current state equal the desired one, so that the diff
 			// proposes nothing Graph would refuse.

@@ -13,34 +13,79 @@ import (
 
 // groupInfo is a group as a lookup returns it ($select of groupSelect).
 type groupInfo struct {
-	ID              string   `json:"id"`
-	DisplayName     string   `json:"displayName"`
-	MailNickname    string   `json:"mailNickname"`
-	Description     *string  `json:"description"`
+	ID           string  `json:"id"`
+	DisplayName  string  `json:"displayName"`
+	MailNickname string  `json:"mailNickname"`
+	Description  *string `json:"description"`
+	// GroupTypes is nil when the reply did not carry it (Graph sends [] for none).
 	GroupTypes      []string `json:"groupTypes"`
 	SecurityEnabled *bool    `json:"securityEnabled"`
 	MailEnabled     *bool    `json:"mailEnabled"`
+	CreatedDateTime string   `json:"createdDateTime"`
 }
 
-// groupSelect is the $select of group lookups (a fresh slice: the SDK keeps a reference).
+// groupSelect is the $select of group lookups (a fresh slice: the SDK keeps a reference): what
+// the diff needs, what unmanageable and undeletable check, and the creation time that helps
+// a human tell duplicates apart.
 func groupSelect() []string {
-	return []string{"id", "displayName", "mailNickname", "description", "groupTypes", "securityEnabled", "mailEnabled"}
+	return []string{"id", "displayName", "mailNickname", "description", "groupTypes", "securityEnabled", "mailEnabled", "createdDateTime"}
+}
+
+func (g *groupInfo) hasType(t string) bool {
+	return slices.ContainsFunc(g.GroupTypes, func(x string) bool { return strings.EqualFold(x, t) })
 }
 
 // unmanageable says why Graph cannot write the group's members ("" when it can): dynamic
 // groups compute their members from a rule; mail-enabled security groups and distribution
 // lists are mastered in Exchange.
 func (g *groupInfo) unmanageable() string {
-	has := func(t string) bool {
-		return slices.ContainsFunc(g.GroupTypes, func(x string) bool { return strings.EqualFold(x, t) })
-	}
 	switch {
-	case has("DynamicMembership"):
+	case g.hasType("DynamicMembership"):
 		return "it has dynamic membership"
-	case deref(g.MailEnabled) && !has("Unified"):
+	case deref(g.MailEnabled) && !g.hasType("Unified"):
 		return "it is mail-enabled (Exchange manages its members)"
 	}
 	return ""
+}
+
+// undeletable says why delete_groups must not delete the group ("" when it may). Only groups
+// shaped like the ones this provider creates are ever deleted: security-enabled, not
+// mail-enabled, no groupTypes (so never a Microsoft 365 group, whose mailbox, files and team
+// would go with it, nor a dynamic group). A property the reply did not carry counts against.
+func (g *groupInfo) undeletable() string {
+	switch {
+	case g.SecurityEnabled == nil || g.MailEnabled == nil || g.GroupTypes == nil:
+		return "Graph did not return its securityEnabled, mailEnabled and groupTypes, so it cannot be told from a group this provider did not create"
+	case g.hasType("Unified"):
+		return "it is a Microsoft 365 (Unified) group; only security groups like those this provider creates are deleted"
+	case g.hasType("DynamicMembership"):
+		return "it has dynamic membership; only security groups like those this provider creates are deleted"
+	case len(g.GroupTypes) > 0:
+		return fmt.Sprintf("it has groupTypes %v; only security groups like those this provider creates are deleted", g.GroupTypes)
+	case !*g.SecurityEnabled:
+		return "it is not security-enabled; only security groups like those this provider creates are deleted"
+	case *g.MailEnabled:
+		return "it is mail-enabled; only security groups like those this provider creates are deleted"
+	}
+	return ""
+}
+
+// ambiguous is the error for several groups sharing the mailNickname a file maps to. Graph
+// accepts duplicate mailNicknames (a create whose reply was lost and was sent again makes
+// one), and the provider cannot tell which group is meant, so it names them all and says how
+// to choose.
+func ambiguous(groupDN, name string, gs []*groupInfo) error {
+	var ids []string
+	for _, g := range gs {
+		s := g.ID
+		if g.CreatedDateTime != "" {
+			s += " created " + g.CreatedDateTime
+		}
+		ids = append(ids, s)
+	}
+	return fmt.Errorf("%s: %d Entra ID groups have mailNickname %q (%s); the provider will not guess which one the file means: "+
+		"add the line `metadata_aad_object_id = <object ID>` with the ID of the group to keep to the definition file, "+
+		"or delete the extra groups in Entra ID", groupDN, len(gs), name, strings.Join(ids, "; "))
 }
 
 // member is one direct member as a member list returns it.

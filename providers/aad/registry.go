@@ -21,7 +21,7 @@ import (
 // Build every AAD provider of a run from one Registry, and Close it at the end.
 type Registry struct {
 	opt       Options
-	transport *http.Transport // nil when Options.HTTPClient supplies the transport
+	transport *http.Transport // nil when Options.HTTPClient supplies a transport
 	parent    http.RoundTripper
 	timeout   time.Duration
 	sem       chan struct{}
@@ -38,21 +38,28 @@ func NewRegistry(opt Options) *Registry {
 	var base http.RoundTripper
 	if opt.HTTPClient != nil {
 		base = opt.HTTPClient.Transport
-		if base == nil {
-			base = http.DefaultTransport
-		}
 		if opt.HTTPClient.Timeout > 0 {
 			r.timeout = opt.HTTPClient.Timeout
 		}
-	} else {
-		t := http.DefaultTransport.(*http.Transport).Clone()
-		t.MaxIdleConnsPerHost = opt.PoolSize
-		t.MaxConnsPerHost = opt.PoolSize
-		r.transport = t
-		base = t
+	}
+	if base == nil {
+		// No transport supplied (no HTTPClient, or one whose Transport is nil): never
+		// http.DefaultTransport, whose 2 idle connections per host would be reopened over and
+		// over with PoolSize requests in flight.
+		r.transport = pooledTransport(opt.PoolSize)
+		base = r.transport
 	}
 	r.parent = &countingTransport{next: base, c: &r.counters}
 	return r
+}
+
+// pooledTransport is a keep-alive transport that keeps as many idle connections per host as
+// requests may be in flight.
+func pooledTransport(pool int) *http.Transport {
+	t := http.DefaultTransport.(*http.Transport).Clone()
+	t.MaxIdleConnsPerHost = pool
+	t.MaxConnsPerHost = pool
+	return t
 }
 
 // Close releases idle connections.
@@ -91,9 +98,9 @@ func (r *Registry) service(base string, cred azcore.TokenCredential, identity st
 	}
 	o := r.opt
 	s := &service{g: g,
-		groups: newBulkCache[[]*groupInfo](o.CacheTTL, false, o.Now),
-		member: newBulkCache[*memberList](o.CacheTTL, o.StaleWhileRevalidate, o.Now),
-		users:  newBulkCache[string](o.CacheTTL, false, o.Now),
+		groups: newBulkCache[[]*groupInfo](o.CacheTTL, o.NegativeCacheTTL, false, o.Now),
+		member: newBulkCache[*memberList](o.CacheTTL, o.NegativeCacheTTL, o.StaleWhileRevalidate, o.Now),
+		users:  newBulkCache[string](o.CacheTTL, o.NegativeCacheTTL, false, o.Now),
 		log:    o.Logger.Warn}
 	r.services[key] = s
 	return s, nil
@@ -137,7 +144,7 @@ func (r *Registry) provider(ou *config.OU) (*Provider, error) {
 	p := &Provider{ou: ou.Key, base: ou.Base, upnPrefix: prefix, upnSuffix: suffix,
 		createMissing: flag("create_if_missing"), ignoreNotFound: flag("ignore_not_found"),
 		deleteGroups: flag("delete_groups"), managedPrefix: get("managed_prefix"),
-		desired: map[string]*providers.Group{}}
+		desired: map[string]*providers.Group{}, rejected: map[string]string{}}
 	if p.deleteGroups && p.managedPrefix == "" {
 		return nil, fmt.Errorf("OU %s: delete_groups needs managed_prefix (the mailNickname prefix of the groups this OU owns); "+
 			"Entra ID has no container, so without it any group of the tenant could be deleted", ou.Key)

@@ -5,15 +5,16 @@
 // The Ruby plugin it replaces spent most of its time opening connections and reading teams one
 // GraphQL query at a time. This package is built around the network budget instead:
 //
-//   - one shared *http.Transport per API host, with as many idle connections kept as may be
-//     in flight (MaxIdleConnsPerHost = MaxConnsPerHost = PoolSize), so a run opens at most
-//     PoolSize connections per host whatever the number of requests;
+//   - one shared *http.Transport per API host:port (whatever the OUs' `addr` and
+//     `graphql_url` that lead to it), with as many idle connections kept as may be in flight
+//     (MaxIdleConnsPerHost = MaxConnsPerHost = PoolSize), so a run opens at most PoolSize
+//     connections per host:port whatever the number of requests;
 //   - teams are read in bulk, BatchSize teams per aliased GraphQL query (first member page
 //     included), then only the teams with more members get continuation queries, also
 //     aliased; slugs, logins and cursors are passed as variables, never pasted into the text;
-//   - the org's members, admins and pending invitations are read once per (host, org) and
-//     shared by the org target and every team target of that org (coalesced, so two targets
-//     that ask at once cause one read);
+//   - the org's members, admins and pending invitations are read once per plan per
+//     (host, org) and shared by the org target and every team target of that org (coalesced,
+//     so two targets that ask at once cause one read); the next plan reads them again;
 //   - reads and writes share per-host concurrency limits; rate limits (Retry-After,
 //     X-RateLimit-Remaining/Reset, secondary limits, 429) are honoured by a retrying
 //     transport with bounded attempts, backoff with jitter and a run budget that stops the
@@ -28,7 +29,14 @@
 // does: Read uses the desired groups to leave out users GitHub cannot take (team members who
 // are not org members, invitations when `invite` is disabled, ...) so that they do not show
 // up as a change on every run, as the Ruby plugin does. A provider serves one plan: build a
-// new one per plan (Registry.Provider is cheap; the shared pieces live in the Registry).
+// new one per plan (Registry.Provider is cheap; the shared pieces live in the Registry). The
+// org snapshot lives as long as one plan: the providers built together (one deploy.Build)
+// share it, and the first provider built after it was read starts a new one, so a
+// long-running embedder never plans or applies against an old read.
+//
+// Every login, org name and team slug is checked before it is put into a REST path (go-github
+// pastes them unescaped): a login that is not a GitHub login is reported and skipped, never
+// sent. Every write is logged at info level with the team, user and role it changes.
 //
 // OU keys: org, token (usually <%= ENV["GITHUB_TOKEN"] %>; GITHUB_TOKEN is the fallback when
 // it renders empty), base, addr (GitHub Enterprise Server API URL; GraphQL is then at
@@ -54,6 +62,7 @@ import (
 	"os"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	gh "github.com/google/go-github/v62/github"
@@ -119,7 +128,8 @@ type Options struct {
 	Sleep func(ctx context.Context, d time.Duration) error
 	// Jitter returns a number in [0, 1) for backoff jitter. Default math/rand/v2.
 	Jitter func() float64
-	// Logger receives per-user warnings (users skipped, invitations refused, ...). Default:
+	// Logger receives one info line per write (what changed: org, team, user, role, and the
+	// result) and per-user warnings (users skipped, invitations refused, ...). Default:
 	// discard.
 	Logger *slog.Logger
 }
@@ -203,24 +213,98 @@ type Registry struct {
 
 	mu    sync.Mutex
 	hosts map[string]*host
+	pools map[string]*pool // host:port → the one transport to it
+
+	// gen is the generation of org snapshots: providers built by one deploy.Build share one;
+	// Provider starts a new one once the current one has been read (genRead).
+	genMu   sync.Mutex
+	gen     uint64
+	genRead bool
 }
 
 // NewRegistry returns an empty registry.
 func NewRegistry(opt Options) *Registry {
 	opt = opt.withDefaults()
 	return &Registry{opt: opt, budget: budget{maxRequests: opt.MaxRequests, maxWait: opt.MaxWait},
-		hosts: map[string]*host{}}
+		hosts: map[string]*host{}, pools: map[string]*pool{}}
 }
 
 // Close closes the idle connections of the registry's transports.
 func (r *Registry) Close() {
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	for _, h := range r.hosts {
-		if h.transport != nil {
-			h.transport.CloseIdleConnections()
+	for _, p := range r.pools {
+		p.t.CloseIdleConnections()
+	}
+}
+
+// generation returns the org-snapshot generation for a new provider: the current one while
+// nobody has read it (every provider of one deploy.Build is built before any read), else a
+// new one, so that the next plan reads the org again.
+func (r *Registry) generation() uint64 {
+	r.genMu.Lock()
+	defer r.genMu.Unlock()
+	if r.genRead {
+		r.gen++
+		r.genRead = false
+	}
+	return r.gen
+}
+
+// readGeneration records a read of generation g and reports whether g is still current (an
+// older generation's snapshot is not cached).
+func (r *Registry) readGeneration(g uint64) bool {
+	r.genMu.Lock()
+	defer r.genMu.Unlock()
+	if g != r.gen {
+		return false
+	}
+	r.genRead = true
+	return true
+}
+
+// pool is one pooled transport per API host:port, shared by every host entry that leads to
+// it (a REST base and the GraphQL URLs of several OUs), with the connections it opened.
+type pool struct {
+	t     *http.Transport
+	dials atomic.Int64
+}
+
+// poolKey is the host:port of a URL (default port by scheme), lower case.
+func poolKey(u *url.URL) string {
+	port := u.Port()
+	if port == "" {
+		port = "443"
+		if strings.EqualFold(u.Scheme, "http") {
+			port = "80"
 		}
 	}
+	return net.JoinHostPort(strings.ToLower(u.Hostname()), port)
+}
+
+// poolFor returns the transport of a URL's host:port, creating it on first use.
+func (r *Registry) poolFor(u *url.URL) *pool {
+	k := poolKey(u)
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return r.poolLocked(k)
+}
+
+func (r *Registry) poolLocked(k string) *pool {
+	if p, ok := r.pools[k]; ok {
+		return p
+	}
+	p := &pool{}
+	p.t = newTransport(r.opt.PoolSize, func() { p.dials.Add(1) })
+	r.pools[k] = p
+	return p
+}
+
+// poolRouter sends each request over the registry's transport for its host:port.
+type poolRouter struct{ r *Registry }
+
+func (pr poolRouter) RoundTrip(req *http.Request) (*http.Response, error) {
+	return pr.r.poolFor(req.URL).t.RoundTrip(req)
 }
 
 // Counters sums the counters of every host: rest_requests, graphql_requests,
@@ -235,6 +319,9 @@ func (r *Registry) Counters() map[string]int64 {
 			out[k] += v
 		}
 	}
+	for _, p := range r.pools {
+		out["connections_opened"] += p.dials.Load()
+	}
 	return out
 }
 
@@ -247,17 +334,19 @@ type host struct {
 	// Enterprise Server (which has no pending-invitation read); dotcom never asks.
 	checkMeta bool
 
-	transport *http.Transport // nil when Options.HTTPClient supplies the transport
-	base      http.RoundTripper
-	counters  counters
-	reads     chan struct{}
-	writes    chan struct{}
+	// own: requests go over the registry's pooled transports (dials are counted there);
+	// false when Options.HTTPClient supplies the transport.
+	own      bool
+	base     http.RoundTripper
+	counters counters
+	reads    chan struct{}
+	writes   chan struct{}
 
 	paceMu    sync.Mutex
 	nextWrite time.Time
 
 	orgMu sync.Mutex
-	orgs  cache.TTL[*orgState]
+	orgs  map[string]*orgEntry // lower org → snapshot of the latest generation read
 	meta  cache.TTL[bool]
 
 	mu       sync.Mutex
@@ -296,14 +385,21 @@ func (r *Registry) hostFor(addr, graphqlURL string) (*host, error) {
 	if h, ok := r.hosts[key]; ok {
 		return h, nil
 	}
+	gu, err := url.Parse(graphqlURL)
+	if err != nil || gu.Host == "" {
+		return nil, fmt.Errorf("graphql_url %q is not an absolute URL", graphqlURL)
+	}
 	h := &host{reg: r, restBase: restBase, graphqlURL: graphqlURL, checkMeta: checkMeta,
 		reads: make(chan struct{}, r.opt.ReadConcurrency), writes: make(chan struct{}, r.opt.WriteConcurrency),
-		sessions: map[string]*session{}}
+		sessions: map[string]*session{}, orgs: map[string]*orgEntry{}}
 	if r.opt.HTTPClient != nil && r.opt.HTTPClient.Transport != nil {
 		h.base = r.opt.HTTPClient.Transport
 	} else {
-		h.transport = newTransport(r.opt.PoolSize, func() { h.counters.conns.Add(1) })
-		h.base = h.transport
+		// One transport per host:port, whatever the OU keys that lead to it: a per-OU
+		// graphql_url on the API host shares the REST pool instead of opening its own.
+		r.poolLocked(poolKey(restBase))
+		r.poolLocked(poolKey(gu))
+		h.own, h.base = true, poolRouter{r}
 	}
 	r.hosts[key] = h
 	return h, nil
@@ -404,6 +500,9 @@ func (r *Registry) settings(ou *config.OU) (settings, error) {
 	if s.org == "" {
 		return s, fmt.Errorf("OU %s has no org", ou.Key)
 	}
+	if !validLogin(s.org) {
+		return s, fmt.Errorf("OU %s: org %q is not a GitHub organization name (letters, digits and '-', at most 39)", ou.Key, s.org)
+	}
 	if s.base == "" {
 		return s, fmt.Errorf("OU %s has no base", ou.Key)
 	}
@@ -462,8 +561,9 @@ func (r *Registry) Provider(ou *config.OU) (providers.Provider, error) {
 	if err != nil {
 		return nil, fmt.Errorf("OU %s: %w", ou.Key, err)
 	}
+	gen := r.generation()
 	init := func(t *target) {
-		t.s, t.cfg, t.ou = h.session(s.token), s, ou.Key
+		t.s, t.cfg, t.ou, t.gen = h.session(s.token), s, ou.Key, gen
 		t.log = r.opt.Logger.With("ou", ou.Key)
 		t.desired = map[string]*providers.Group{}
 	}
@@ -485,9 +585,11 @@ type target struct {
 	ou       string
 	log      *slog.Logger
 	counters counters
+	gen      uint64 // org-snapshot generation (see Registry.generation)
 
 	mu      sync.Mutex
 	desired map[string]*providers.Group // providers.Key(DN) → desired group
+	st      *orgState                   // the org snapshot this target's Read used
 }
 
 // Counters implements providers.Counter: the requests made for this target (the shared org
@@ -516,6 +618,41 @@ func (t *target) desiredGroups() map[string]*providers.Group {
 		out[k] = g
 	}
 	return out
+}
+
+// orgState returns the org snapshot of this target's plan: the one its Read used (kept up to
+// date by this run's writes), else the snapshot of its generation.
+func (t *target) orgState(ctx context.Context) (*orgState, error) {
+	t.mu.Lock()
+	st := t.st
+	t.mu.Unlock()
+	if st != nil {
+		return st, nil
+	}
+	st, err := t.s.orgState(ctx, t.cfg.org, t.gen)
+	if err != nil {
+		return nil, err
+	}
+	t.mu.Lock()
+	if t.st == nil {
+		t.st = st
+	}
+	st = t.st
+	t.mu.Unlock()
+	return st, nil
+}
+
+// logWrite logs one write (sent, or answered as already done) at info level: what changed
+// and how it ended.
+func (t *target) logWrite(msg string, r userResult, args ...any) {
+	args = append(args, "org", t.cfg.org, "status", r.status.String())
+	if r.err != nil {
+		args = append(args, "err", r.err.Error())
+	}
+	if r.warn != "" {
+		args = append(args, "note", r.warn)
+	}
+	t.log.Info(msg, args...)
 }
 
 func (t *target) warn(msg string, args ...any) {

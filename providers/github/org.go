@@ -103,7 +103,7 @@ func (p *OrgProvider) Read(ctx context.Context, t *providers.Target) (*providers
 		}
 	}
 	ctx = p.withTarget(ctx)
-	st, err := p.s.orgState(ctx, p.cfg.org)
+	st, err := p.orgState(ctx)
 	if err != nil {
 		return nil, err
 	}
@@ -234,7 +234,7 @@ func (p *OrgProvider) Apply(ctx context.Context, t *providers.Target, changes []
 		}
 		return out
 	}
-	st, err := p.s.orgStateForApply(ctx, p.cfg.org)
+	st, err := p.orgState(ctx)
 	if err != nil {
 		for i, c := range changes {
 			if !bad[i] {
@@ -290,52 +290,71 @@ func (p *OrgProvider) Apply(ctx context.Context, t *providers.Target, changes []
 
 func (p *OrgProvider) write(ctx context.Context, st *orgState, o *orgOp) userResult {
 	org := p.cfg.org
+	if !validLogin(o.login) {
+		return badLogin(o.login, "org membership not changed")
+	}
 	if o.role == "" {
 		if !p.cfg.remove {
 			return skipped("%s: not removed from %s (the remove feature is disabled)", o.login, org)
 		}
-		err := p.s.write(ctx, func(ctx context.Context) error {
-			_, err := p.s.gh.Organizations.RemoveOrgMembership(ctx, o.login, org)
-			return err
-		})
-		switch {
-		case err == nil:
-			st.drop(o.login)
-			return applied()
-		case httpStatus(err) == http.StatusNotFound:
-			st.drop(o.login)
-			return already()
-		}
-		return writeFailure(err, "removing %s from %s", o.login, org)
+		r := p.remove(ctx, st, o.login)
+		p.logWrite("removed org membership", r, "user", o.login)
+		return r
 	}
 	if !st.present(o.login) && !p.cfg.invite {
 		return skipped("%s: not invited to %s (the invite feature is disabled)", o.login, org)
 	}
-	role := o.role
+	r, state := p.put(ctx, st, o.login, o.role)
+	msg := "set org membership"
+	if state == "pending" {
+		msg = "invited to the org; the membership is pending until the user accepts"
+	}
+	p.logWrite(msg, r, "user", o.login, "role", o.role)
+	return r
+}
+
+func (p *OrgProvider) remove(ctx context.Context, st *orgState, login string) userResult {
+	org := p.cfg.org
+	err := p.s.write(ctx, func(ctx context.Context) error {
+		_, err := p.s.gh.Organizations.RemoveOrgMembership(ctx, login, org)
+		return err
+	})
+	switch {
+	case err == nil:
+		st.drop(login)
+		return applied()
+	case httpStatus(err) == http.StatusNotFound:
+		st.drop(login)
+		return already()
+	}
+	return writeFailure(err, "removing %s from %s", login, org)
+}
+
+// put sets a user's role (inviting them when they are not a member) and returns the state of
+// the membership GitHub answered.
+func (p *OrgProvider) put(ctx context.Context, st *orgState, login, role string) (userResult, string) {
+	org := p.cfg.org
 	var m *gh.Membership
 	err := p.s.write(ctx, func(ctx context.Context) error {
 		var err error
-		m, _, err = p.s.gh.Organizations.EditOrgMembership(ctx, o.login, org, &gh.Membership{Role: &role})
+		m, _, err = p.s.gh.Organizations.EditOrgMembership(ctx, login, org, &gh.Membership{Role: &role})
 		return err
 	})
 	switch code := httpStatus(err); {
 	case err == nil:
 	case code == http.StatusNotFound && p.cfg.ignoreNotFound:
-		return skipped("%s: no such GitHub user, not added to %s as %s (ignore_not_found)", o.login, org, role)
+		return skipped("%s: no such GitHub user, not added to %s as %s (ignore_not_found)", login, org, role), ""
 	case code == http.StatusNotFound:
-		return failed(fmt.Errorf("setting %s to %s in %s: no such GitHub user (set ignore_not_found: true to skip such users): %w", o.login, role, org, err))
+		return failed(fmt.Errorf("setting %s to %s in %s: no such GitHub user (set ignore_not_found: true to skip such users): %w", login, role, org, err)), ""
 	case code == http.StatusUnprocessableEntity:
-		return skipped("%s: GitHub refused to make them %s of %s (%s); the user probably blocked the invitation", o.login, role, org, apiMessage(err))
+		return skipped("%s: GitHub refused to make them %s of %s (%s); the user probably blocked the invitation", login, role, org, apiMessage(err)), ""
 	default:
-		return writeFailure(err, "setting %s to %s in %s", o.login, role, org)
+		return writeFailure(err, "setting %s to %s in %s", login, role, org), ""
 	}
 	state := m.GetState()
 	if m.GetRole() != role || (state != "active" && state != "pending") {
-		return failed(fmt.Errorf("setting %s to %s in %s: GitHub answered role %q, state %q", o.login, role, org, m.GetRole(), state))
+		return failed(fmt.Errorf("setting %s to %s in %s: GitHub answered role %q, state %q", login, role, org, m.GetRole(), state)), state
 	}
-	st.set(o.login, role, state)
-	if state == "pending" {
-		p.log.Info("invited; the membership is pending until the user accepts", "user", o.login, "org", org, "role", role)
-	}
-	return applied()
+	st.set(login, role, state)
+	return applied(), state
 }

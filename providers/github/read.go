@@ -379,15 +379,13 @@ func (s *session) listTeamSlugs(ctx context.Context, org string) ([]string, erro
 
 // ---- org members ----
 
-// orgState is the membership of an org as read once per run and kept up to date by the
+// orgState is the membership of an org as read once per plan and kept up to date by the
 // writes of this run (team targets check it after the org target wrote).
 type orgState struct {
 	mu      sync.Mutex
 	roles   map[string]string // lower login → admin|member (active members)
 	logins  map[string]string // lower login → login as GitHub spells it
 	pending map[string]bool   // lower login → pending invitation
-	// dirty: this run changed the org; the next Read (a later plan) reads it again.
-	dirty bool
 }
 
 func (o *orgState) active(login string) bool {
@@ -415,7 +413,6 @@ func (o *orgState) set(login, role, state string) {
 		o.roles[k] = role
 		delete(o.pending, k)
 	}
-	o.dirty = true
 }
 
 func (o *orgState) drop(login string) {
@@ -424,81 +421,149 @@ func (o *orgState) drop(login string) {
 	k := strings.ToLower(login)
 	delete(o.roles, k)
 	delete(o.pending, k)
-	o.dirty = true
 }
 
-func (o *orgState) isDirty() bool {
-	o.mu.Lock()
-	defer o.mu.Unlock()
-	return o.dirty
+// orgEntry is one (coalesced) read of an org for one snapshot generation.
+type orgEntry struct {
+	gen  uint64
+	done chan struct{}
+	st   *orgState
+	err  error
 }
 
-// orgState returns the org's membership, read at most once per run per (host, org) whoever
-// asks (concurrent callers share one read). A state changed by this run's writes is read
-// again by the next caller that is not an applier (a later plan).
-func (s *session) orgState(ctx context.Context, org string) (*orgState, error) {
+// orgState returns the org's membership for snapshot generation gen (see
+// Registry.generation): read at most once per generation per (host, org) whoever asks
+// (concurrent callers share one read; a failed read is not kept). A later generation (the
+// next plan) reads the org again, so a snapshot never outlives its plan; a caller of an older
+// generation gets a read of its own.
+func (s *session) orgState(ctx context.Context, org string, gen uint64) (*orgState, error) {
+	// The load outlives one caller's cancellation (others may wait on it) but keeps its
+	// values, so the read is counted for the target that triggered it.
+	lctx := context.WithoutCancel(ctx)
+	if !s.h.reg.readGeneration(gen) {
+		return s.readOrg(lctx, org)
+	}
 	k := strings.ToLower(org)
 	s.h.orgMu.Lock()
-	if st, ok := s.h.orgs.Peek(k); ok && st.isDirty() {
-		s.h.orgs.Invalidate(k)
+	e := s.h.orgs[k]
+	if e == nil || e.gen < gen || failedEntry(e) {
+		e = &orgEntry{gen: gen, done: make(chan struct{})}
+		s.h.orgs[k] = e
+		go func() {
+			e.st, e.err = s.readOrg(lctx, org)
+			close(e.done)
+		}()
 	}
 	s.h.orgMu.Unlock()
-	return s.h.orgs.Get(ctx, k, func(context.Context) (*orgState, error) {
-		// The load outlives one caller's cancellation (others may wait on it) but keeps its
-		// values, so the read is counted for the target that triggered it.
-		return s.readOrg(context.WithoutCancel(ctx), org)
-	})
+	if e.gen > gen { // a later plan started meanwhile and holds the entry: read our own
+		return s.readOrg(lctx, org)
+	}
+	select {
+	case <-e.done:
+		return e.st, e.err
+	case <-ctx.Done():
+		return nil, ctx.Err()
+	}
 }
 
-// orgStateForApply returns the state this run read (and updated), reading it only when no
-// plan read it.
-func (s *session) orgStateForApply(ctx context.Context, org string) (*orgState, error) {
-	if st, ok := s.h.orgs.Peek(strings.ToLower(org)); ok {
-		return st, nil
+func failedEntry(e *orgEntry) bool {
+	select {
+	case <-e.done:
+		return e.err != nil
+	default:
+		return false
 	}
-	return s.orgState(ctx, org)
 }
+
+// errOrgChanging: the member lists did not add up, attempt after attempt.
+var errOrgChanging = errors.New("the org's membership kept changing while it was read")
 
 // readOrg reads the active members with their role and the pending invitations. Members come
 // from the two REST lists (role=admin, role=member), whose later pages are fetched in
 // parallel once the first page gives the last page number: GraphQL's membersWithRole would
 // need one sequential round trip per 100 members, the slowest part of a large org's read.
 // Pending invitations come from GraphQL (none on GitHub Enterprise Server, Ruby parity).
+//
+// Offset pages shift when the membership changes while they are read: a user who leaves
+// makes another one slide from page n+1 into page n, after it was read, and that user is
+// missed (a user who joins makes one appear twice). So the member count is read before and
+// after the lists (GraphQL totalCount), and the read is accepted only when both counts agree
+// with the number of distinct users listed and no user is listed with both roles. Otherwise
+// it is read again, following the pages one by one; after MaxAttempts inconsistent reads the
+// read fails (a failed read is never taken for the org's state).
 func (s *session) readOrg(ctx context.Context, org string) (*orgState, error) {
 	ghes, err := s.enterprise(ctx)
 	if err != nil {
 		return nil, fmt.Errorf("asking %s whether it is GitHub Enterprise Server: %w", s.h.restBase, err)
 	}
-	st := &orgState{roles: map[string]string{}, logins: map[string]string{}, pending: map[string]bool{}}
-	var admins, members, pending []string
+	opt := &s.h.reg.opt
+	var why string
+	for attempt := 1; attempt <= opt.MaxAttempts; attempt++ {
+		st, problem, err := s.readOrgOnce(ctx, org, ghes, attempt > 1)
+		if err != nil {
+			return nil, fmt.Errorf("reading members of %s: %w", org, err)
+		}
+		if problem == "" {
+			return st, nil
+		}
+		why = problem
+		s.h.counters.warnings.Add(1)
+		s.h.reg.opt.Logger.Warn("the org's member lists do not add up (membership changed while it was read); reading them again, page by page",
+			"org", org, "attempt", attempt, "problem", problem)
+	}
+	return nil, fmt.Errorf("reading members of %s: %w: %s", org, errOrgChanging, why)
+}
+
+// readOrgOnce reads the org once; problem says why the lists are not consistent.
+func (s *session) readOrgOnce(ctx context.Context, org string, ghes, sequential bool) (st *orgState, problem string, err error) {
+	before, pending, err := s.countAndPending(ctx, org, !ghes)
+	if err != nil {
+		return nil, "", err
+	}
+	var admins, members []string
 	eg, ectx := errgroup.WithContext(ctx)
-	eg.Go(func() (err error) { admins, err = s.listMembers(ectx, org, "admin"); return err })
-	eg.Go(func() (err error) { members, err = s.listMembers(ectx, org, "member"); return err })
-	if !ghes {
-		eg.Go(func() (err error) { pending, err = s.listPending(ectx, org); return err })
-	}
+	eg.Go(func() (err error) { admins, err = s.listMembers(ectx, org, "admin", sequential); return err })
+	eg.Go(func() (err error) { members, err = s.listMembers(ectx, org, "member", sequential); return err })
 	if err := eg.Wait(); err != nil {
-		return nil, fmt.Errorf("reading members of %s: %w", org, err)
+		return nil, "", err
 	}
+	after, _, err := s.countAndPending(ctx, org, false)
+	if err != nil {
+		return nil, "", err
+	}
+	st = &orgState{roles: map[string]string{}, logins: map[string]string{}, pending: map[string]bool{}}
+	var both []string
 	for _, l := range members {
 		k := strings.ToLower(l)
 		st.logins[k], st.roles[k] = l, "member"
 	}
 	for _, l := range admins {
 		k := strings.ToLower(l)
+		if st.roles[k] == "member" {
+			both = append(both, l)
+		}
 		st.logins[k], st.roles[k] = l, "admin"
+	}
+	switch {
+	case before != after:
+		return nil, fmt.Sprintf("%d members before the lists were read, %d after", before, after), nil
+	case len(both) > 0:
+		return nil, fmt.Sprintf("listed both as admin and as member: %s", strings.Join(both, ",")), nil
+	case len(st.roles) != after:
+		return nil, fmt.Sprintf("%d members listed, GitHub counts %d", len(st.roles), after), nil
 	}
 	for _, l := range pending {
 		if k := strings.ToLower(l); st.roles[k] == "" {
 			st.logins[k], st.pending[k] = l, true
 		}
 	}
-	return st, nil
+	return st, "", nil
 }
 
-// listMembers lists the org members with one role: page 1, then every other page at once
-// (bounded by the host's read limit). Without a last-page link it follows the next links.
-func (s *session) listMembers(ctx context.Context, org, role string) ([]string, error) {
+// listMembers lists the org members with one role. In parallel mode: page 1, then every other
+// page at once (bounded by the host's read limit); sequentially (or without a last-page
+// link), it follows the next links.
+func (s *session) listMembers(ctx context.Context, org, role string, sequential bool) ([]string, error) {
 	get := func(ctx context.Context, page int) ([]*gh.User, *gh.Response, error) {
 		var users []*gh.User
 		var resp *gh.Response
@@ -516,7 +581,7 @@ func (s *session) listMembers(ctx context.Context, org, role string) ([]string, 
 	}
 	pages := [][]*gh.User{users}
 	switch {
-	case resp.LastPage > 1:
+	case resp.LastPage > 1 && !sequential:
 		rest := make([][]*gh.User, resp.LastPage-1)
 		eg, ectx := errgroup.WithContext(ctx)
 		for p := 2; p <= resp.LastPage; p++ {
@@ -550,27 +615,38 @@ func (s *session) listMembers(ctx context.Context, org, role string) ([]string, 
 	return out, nil
 }
 
-// listPending lists the logins with a pending invitation (GraphQL, 100 per page).
-func (s *session) listPending(ctx context.Context, org string) ([]string, error) {
+// countAndPending reads the org's member count (GraphQL totalCount of membersWithRole) and,
+// with withPending, the logins with a pending invitation (100 per page; the count rides on
+// the first page's query).
+func (s *session) countAndPending(ctx context.Context, org string, withPending bool) (int, []string, error) {
 	var out []string
+	total := -1
 	cursor := ""
 	for range maxRounds * 10 {
-		q := `query($org: String!) { organization(login: $org) { pendingMembers(first: 100) { nodes { login } pageInfo { hasNextPage endCursor } } } }`
+		var q string
 		vars := map[string]any{"org": org}
-		if cursor != "" {
+		switch {
+		case !withPending:
+			q = `query($org: String!) { organization(login: $org) { membersWithRole(first: 1) { totalCount } } }`
+		case cursor == "":
+			q = `query($org: String!) { organization(login: $org) { membersWithRole(first: 1) { totalCount } pendingMembers(first: 100) { nodes { login } pageInfo { hasNextPage endCursor } } } }`
+		default:
 			q = `query($org: String!, $c: String!) { organization(login: $org) { pendingMembers(first: 100, after: $c) { nodes { login } pageInfo { hasNextPage endCursor } } } }`
 			vars["c"] = cursor
 		}
 		resp, err := s.graphql(ctx, q, vars)
 		if err != nil {
-			return nil, fmt.Errorf("listing pending invitations: %w", err)
+			return 0, nil, fmt.Errorf("counting members and listing pending invitations: %w", err)
 		}
 		if len(resp.Errors) > 0 {
-			return nil, fmt.Errorf("listing pending invitations: %s", errorsText(resp.Errors))
+			return 0, nil, fmt.Errorf("counting members and listing pending invitations: %s", errorsText(resp.Errors))
 		}
 		var data struct {
 			Organization *struct {
-				PendingMembers struct {
+				MembersWithRole *struct {
+					TotalCount int `json:"totalCount"`
+				} `json:"membersWithRole"`
+				PendingMembers *struct {
 					Nodes []struct {
 						Login string `json:"login"`
 					} `json:"nodes"`
@@ -579,19 +655,28 @@ func (s *session) listPending(ctx context.Context, org string) ([]string, error)
 			} `json:"organization"`
 		}
 		if err := json.Unmarshal(resp.Data, &data); err != nil {
-			return nil, fmt.Errorf("listing pending invitations: %w", err)
+			return 0, nil, fmt.Errorf("counting members and listing pending invitations: %w", err)
 		}
 		if data.Organization == nil {
-			return nil, errors.New("listing pending invitations: the organization does not exist or the token cannot see it")
+			return 0, nil, errors.New("counting members: the organization does not exist or the token cannot see it")
 		}
-		for _, n := range data.Organization.PendingMembers.Nodes {
+		if mw := data.Organization.MembersWithRole; mw != nil {
+			total = mw.TotalCount
+		}
+		pm := data.Organization.PendingMembers
+		if pm == nil {
+			if total < 0 {
+				return 0, nil, errors.New("counting members: GitHub gave no totalCount")
+			}
+			return total, out, nil
+		}
+		for _, n := range pm.Nodes {
 			out = append(out, n.Login)
 		}
-		pi := data.Organization.PendingMembers.PageInfo
-		if !pi.HasNextPage {
-			return out, nil
+		if !pm.PageInfo.HasNextPage {
+			return total, out, nil
 		}
-		cursor = pi.EndCursor
+		cursor = pm.PageInfo.EndCursor
 	}
-	return nil, errors.New("listing pending invitations: too many pages")
+	return 0, nil, errors.New("listing pending invitations: too many pages")
 }

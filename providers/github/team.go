@@ -7,6 +7,7 @@ import (
 	"maps"
 	"net/http"
 	"slices"
+	"strconv"
 	"strings"
 	"sync"
 
@@ -32,7 +33,12 @@ import (
 //
 // Teams are deleted only with `delete_teams: true` on the OU; that makes the OU own every
 // team of the org (teams without a file are deleted), so do not enable it when several OUs
-// manage one org.
+// manage one org. GitHub deletes a team's child teams with it, so a team without a file is
+// never deleted while it is the parent of another team or is named as a parent_team_name
+// (parents created on demand have no file): such teams are left out of the state read, and
+// a hierarchy without files goes away leaves first, one level per run. Before a DELETE the
+// team's child teams are listed again, and the delete is skipped if it has any now, so a
+// deletion's Remove list (the team's members) is always everything GitHub removes.
 type TeamProvider struct {
 	target
 
@@ -201,7 +207,7 @@ func (p *TeamProvider) Read(ctx context.Context, t *providers.Target) (*provider
 	eg, ectx := errgroup.WithContext(ctx)
 	eg.Go(func() error {
 		var err error
-		st, err = p.s.orgState(ectx, p.cfg.org)
+		st, err = p.orgState(ectx)
 		return err
 	})
 	eg.Go(func() error {
@@ -224,9 +230,27 @@ func (p *TeamProvider) Read(ctx context.Context, t *providers.Target) (*provider
 	if err := eg.Wait(); err != nil {
 		return nil, err
 	}
+	// A team is the parent of another (existing, or named by a desired team and created on
+	// demand): deleting it would delete its children too, so it is never a candidate.
+	parents := map[string]bool{}
+	for _, d := range desired {
+		if ps := first(d.Attrs["parent"]); ps != "" {
+			parents[ps] = true
+		}
+	}
+	for _, snap := range snaps {
+		if snap.Parent != "" {
+			parents[snap.Parent] = true
+		}
+	}
 	out := &providers.State{Groups: map[string]*providers.Group{}}
 	leftOut := map[string][]string{}
+	var kept []string
 	for slug, snap := range snaps {
+		if desired[slug] == nil && parents[slug] {
+			kept = append(kept, slug)
+			continue
+		}
 		g := &providers.Group{DN: "cn=" + slug + "," + p.cfg.base, CN: slug, Members: slices.Clone(snap.Members),
 			Attrs: map[string][]string{"privacy": {snap.Privacy}}}
 		g.Attrs["maintainers"] = slices.Sorted(maps.Values(snap.Maintainers))
@@ -241,6 +265,11 @@ func (p *TeamProvider) Read(ctx context.Context, t *providers.Target) (*provider
 		}
 		slices.Sort(g.Members)
 		out.Groups[providers.Key(g.DN)] = g
+	}
+	if len(kept) > 0 {
+		slices.Sort(kept)
+		p.log.Info("teams without a file are kept: they are parents of other teams, and GitHub would delete their child teams with them",
+			"org", p.cfg.org, "teams", strings.Join(kept, ","))
 	}
 	for _, slug := range slices.Sorted(maps.Keys(leftOut)) {
 		n := int64(len(leftOut[slug]))
@@ -318,7 +347,7 @@ func (p *TeamProvider) failCreate(slug string, err error) {
 func (p *TeamProvider) Apply(ctx context.Context, t *providers.Target, changes []*providers.Change) []providers.Outcome {
 	ctx = p.withTarget(ctx)
 	out := make([]providers.Outcome, len(changes))
-	st, err := p.s.orgStateForApply(ctx, p.cfg.org)
+	st, err := p.orgState(ctx)
 	if err != nil {
 		for i, c := range changes {
 			out[i] = providers.Outcome{Change: c, Status: providers.Failed, Err: fmt.Errorf("reading the org: %w", err)}
@@ -365,7 +394,7 @@ func (p *TeamProvider) Apply(ctx context.Context, t *providers.Target, changes [
 		wg.Go(func() {
 			c := changes[i]
 			if c.Kind == providers.DeleteGroup {
-				out[i] = outcome(c, []userResult{p.deleteTeam(ctx, c)})
+				out[i] = outcome(c, p.deleteTeam(ctx, c))
 			} else {
 				out[i] = p.update(ctx, st, c)
 			}
@@ -470,6 +499,9 @@ func snapFromTeam(t *gh.Team) *teamSnap {
 
 // getTeam reads one team by slug with REST; nil when it does not exist.
 func (p *TeamProvider) getTeam(ctx context.Context, slug string) (*teamSnap, error) {
+	if !validSlug(slug) {
+		return nil, badSlug(slug)
+	}
 	var t *gh.Team
 	err := p.s.read(ctx, func(ctx context.Context) error {
 		var err error
@@ -489,6 +521,23 @@ func (p *TeamProvider) getTeam(ctx context.Context, slug string) (*teamSnap, err
 // (timeout, reset, gateway error) the team is read back by slug first, and adopted if it is
 // there; a 422 (the name exists) is adopted the same way.
 func (p *TeamProvider) createTeam(ctx context.Context, slug, name, privacy string, parentID *int64) (*teamSnap, bool, userResult) {
+	if !validSlug(slug) {
+		return nil, false, failed(badSlug(slug))
+	}
+	parent := ""
+	if parentID != nil {
+		parent = strconv.FormatInt(*parentID, 10)
+	}
+	snap, adopted, r := p.createTeamOnce(ctx, slug, name, privacy, parentID)
+	msg := "created team"
+	if adopted {
+		msg = "adopted existing team"
+	}
+	p.logWrite(msg, r, "team", slug, "name", name, "privacy", privacy, "parent_id", parent)
+	return snap, adopted, r
+}
+
+func (p *TeamProvider) createTeamOnce(ctx context.Context, slug, name, privacy string, parentID *int64) (*teamSnap, bool, userResult) {
 	org := p.cfg.org
 	nt := gh.NewTeam{Name: name, Privacy: &privacy, ParentTeamID: parentID}
 	attempts := p.s.h.reg.opt.MaxAttempts
@@ -542,6 +591,9 @@ func (p *TeamProvider) createTeam(ctx context.Context, slug, name, privacy strin
 
 // patch sets a team's parent and/or privacy (PATCH is idempotent: it sets values).
 func (p *TeamProvider) patch(ctx context.Context, d *providers.Group, slug string, changed map[string]bool) userResult {
+	if !validSlug(slug) {
+		return failed(badSlug(slug))
+	}
 	s := p.snap(slug)
 	if s == nil {
 		var err error
@@ -567,17 +619,28 @@ func (p *TeamProvider) patch(ctx context.Context, d *providers.Group, slug strin
 		pv := first(d.Attrs["privacy"])
 		nt.Privacy = &pv
 	}
+	var what []any
+	if changed["parent"] {
+		what = append(what, "parent", first(d.Attrs["parent"]))
+	}
+	if nt.Privacy != nil {
+		what = append(what, "privacy", *nt.Privacy)
+	}
 	err := p.s.write(ctx, func(ctx context.Context) error {
 		_, _, err := p.s.gh.Teams.EditTeamBySlug(ctx, p.cfg.org, slug, nt, false)
 		return err
 	})
-	if err != nil {
-		if httpStatus(err) == http.StatusUnprocessableEntity {
-			return failed(fmt.Errorf("changing team %s: %s", slug, apiMessage(err)))
-		}
-		return writeFailure(err, "changing team %s", slug)
+	var r userResult
+	switch {
+	case err == nil:
+		r = applied()
+	case httpStatus(err) == http.StatusUnprocessableEntity:
+		r = failed(fmt.Errorf("changing team %s: %s", slug, apiMessage(err)))
+	default:
+		r = writeFailure(err, "changing team %s", slug)
 	}
-	return applied()
+	p.logWrite("changed team", r, append([]any{"team", slug}, what...)...)
+	return r
 }
 
 func (p *TeamProvider) update(ctx context.Context, st *orgState, c *providers.Change) providers.Outcome {
@@ -634,7 +697,7 @@ func (p *TeamProvider) members(ctx context.Context, st *orgState, slug string, c
 	for i, o := range ops {
 		wg.Go(func() {
 			if o.role == "" {
-				rs[i] = p.removeMember(ctx, st, slug, o.login)
+				rs[i] = p.removeMember(ctx, slug, o.login)
 			} else {
 				rs[i] = p.putMember(ctx, st, slug, o.login, o.role)
 			}
@@ -649,6 +712,12 @@ func (p *TeamProvider) members(ctx context.Context, st *orgState, slug string, c
 
 func (p *TeamProvider) putMember(ctx context.Context, st *orgState, slug, login, role string) userResult {
 	org := p.cfg.org
+	if !validLogin(login) {
+		return badLogin(login, "not added to team "+slug)
+	}
+	if !validSlug(slug) {
+		return failed(badSlug(slug))
+	}
 	if !st.active(login) {
 		p.counters.skippedUsers.Add(1)
 		p.s.h.counters.skippedUsers.Add(1)
@@ -660,6 +729,13 @@ func (p *TeamProvider) putMember(ctx context.Context, st *orgState, slug, login,
 		m, _, err = p.s.gh.Teams.AddTeamMembershipBySlug(ctx, org, slug, login, &gh.TeamAddTeamMembershipOptions{Role: role})
 		return err
 	})
+	r := p.putResult(m, err, slug, login, role)
+	p.logWrite("set team membership", r, "team", slug, "user", login, "role", role)
+	return r
+}
+
+func (p *TeamProvider) putResult(m *gh.Membership, err error, slug, login, role string) userResult {
+	org := p.cfg.org
 	switch code := httpStatus(err); {
 	case err == nil:
 	case code == http.StatusUnprocessableEntity:
@@ -677,35 +753,88 @@ func (p *TeamProvider) putMember(ctx context.Context, st *orgState, slug, login,
 	return applied()
 }
 
-func (p *TeamProvider) removeMember(ctx context.Context, st *orgState, slug, login string) userResult {
-	if !st.active(login) {
-		// Not (or no longer) an org member: leaving the org removed them from its teams.
-		return already()
+// removeMember removes a planned team membership. The DELETE is always sent, whatever the org
+// snapshot says: a user it shows as no org member may have joined since (or been missed),
+// and reporting the removal as done without asking GitHub would leave them in the team. A
+// 404 (not in the team, e.g. because they left the org) is already in state.
+func (p *TeamProvider) removeMember(ctx context.Context, slug, login string) userResult {
+	if !validLogin(login) {
+		return badLogin(login, "not removed from team "+slug)
+	}
+	if !validSlug(slug) {
+		return failed(badSlug(slug))
 	}
 	err := p.s.write(ctx, func(ctx context.Context) error {
 		_, err := p.s.gh.Teams.RemoveTeamMembershipBySlug(ctx, p.cfg.org, slug, login)
 		return err
 	})
+	var r userResult
 	switch {
 	case err == nil:
-		return applied()
+		r = applied()
 	case httpStatus(err) == http.StatusNotFound:
-		return already()
+		r = already()
+	default:
+		r = writeFailure(err, "removing %s from team %s/%s", login, p.cfg.org, slug)
 	}
-	return writeFailure(err, "removing %s from team %s/%s", login, p.cfg.org, slug)
+	p.logWrite("removed team membership", r, "team", slug, "user", login)
+	return r
 }
 
-func (p *TeamProvider) deleteTeam(ctx context.Context, c *providers.Change) userResult {
+// deleteTeam deletes a team that no file defines. GitHub deletes child teams with their
+// parent, and the plan never deletes a parent; the child teams are listed again here, just
+// before the DELETE, so that a child added since the plan is not deleted with its parent
+// (nor its members removed without the removal guard having counted them).
+func (p *TeamProvider) deleteTeam(ctx context.Context, c *providers.Change) []userResult {
 	slug := slugify(groupCN(c.Current))
-	err := p.s.write(ctx, func(ctx context.Context) error {
+	if !validSlug(slug) || slug != strings.ToLower(groupCN(c.Current)) {
+		return []userResult{failed(badSlug(groupCN(c.Current)))}
+	}
+	var children []string
+	err := p.s.read(ctx, func(ctx context.Context) error {
+		opt := &gh.ListOptions{PerPage: pageSize}
+		for range maxRounds {
+			ts, resp, err := p.s.gh.Teams.ListChildTeamsByParentSlug(ctx, p.cfg.org, slug, opt)
+			if err != nil {
+				return err
+			}
+			for _, t := range ts {
+				children = append(children, t.GetSlug())
+			}
+			if resp.NextPage == 0 {
+				return nil
+			}
+			opt.Page = resp.NextPage
+		}
+		return errors.New("too many pages")
+	})
+	switch {
+	case httpStatus(err) == http.StatusNotFound:
+		r := already()
+		p.logWrite("deleted team", r, "team", slug)
+		return []userResult{r}
+	case err != nil:
+		return []userResult{failed(fmt.Errorf("listing the child teams of %s/%s before deleting it (not deleted): %w", p.cfg.org, slug, err))}
+	case len(children) > 0:
+		slices.Sort(children)
+		r := skipped("team %s was not deleted: it now has child teams (%s), which GitHub would delete with it",
+			slug, strings.Join(children, ", "))
+		p.warn(r.warn)
+		return []userResult{r}
+	}
+	err = p.s.write(ctx, func(ctx context.Context) error {
 		_, err := p.s.gh.Teams.DeleteTeamBySlug(ctx, p.cfg.org, slug)
 		return err
 	})
+	var r userResult
 	switch {
 	case err == nil:
-		return applied()
+		r = applied()
 	case httpStatus(err) == http.StatusNotFound:
-		return already()
+		r = already()
+	default:
+		r = writeFailure(err, "deleting team %s/%s", p.cfg.org, slug)
 	}
-	return writeFailure(err, "deleting team %s/%s", p.cfg.org, slug)
+	p.logWrite("deleted team", r, "team", slug, "members", strings.Join(c.Remove, ","))
+	return []userResult{r}
 }

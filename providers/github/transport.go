@@ -271,9 +271,9 @@ func (rt *roundTripper) RoundTrip(req *http.Request) (*http.Response, error) {
 			if ci.Reused {
 				return
 			}
-			// Dials are counted exactly on the host's own transport; a caller's transport
-			// (Options.HTTPClient) is counted here. Targets are always counted here.
-			if s.h.transport == nil {
+			// Dials are counted exactly on the registry's own transports; a caller's
+			// transport (Options.HTTPClient) is counted here. Targets are always counted here.
+			if !s.h.own {
 				s.h.counters.conns.Add(1)
 			}
 			if c, ok := ctx.Value(targetKey{}).(*counters); ok {

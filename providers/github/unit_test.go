@@ -94,8 +94,9 @@ func TestDeriveGraphQLURL(t *testing.T) {
 	if h2, _ := r.hostFor("https://ghe.example.com/api/v3", ""); h2 != h {
 		t.Fatal("the same host twice got two transports")
 	}
-	if h.transport.MaxConnsPerHost != 8 || h.transport.MaxIdleConnsPerHost != 8 {
-		t.Fatalf("pool %d/%d", h.transport.MaxConnsPerHost, h.transport.MaxIdleConnsPerHost)
+	tr := r.pools["ghe.example.com:443"].t
+	if tr.MaxConnsPerHost != 8 || tr.MaxIdleConnsPerHost != 8 {
+		t.Fatalf("pool %d/%d", tr.MaxConnsPerHost, tr.MaxIdleConnsPerHost)
 	}
 }
 

@@ -20,7 +20,10 @@
 //     all-or-nothing);
 //   - gzip request bodies (the SDK compresses them), a bearer token (401 otherwise);
 //   - fault injection per route, at top level or inside a batch: a status (429 with
-//     Retry-After, 503, 504) or a dropped connection, before or after the write was done;
+//     Retry-After, 503, 504) or a dropped connection, before or after the write was done, or
+//     a reply whose body cannot be decoded, after the request was done;
+//   - replication lag (Options.HideCreated): a group created through the API stays invisible
+//     to group reads until Replicate, as Graph's replicas lag behind a create;
 //   - counters: requests per route class, batches, sub-requests, member pages, throttled
 //     replies, NEW connections (via http.Server.ConnState), most requests in flight;
 //   - latency added to every top-level request.
@@ -57,12 +60,18 @@ type Options struct {
 	EmptyPages int
 	// Seed seeds the shuffling of batch replies. Default 1.
 	Seed uint64
+	// HideCreated makes groups created through the API (POST /groups) invisible to group
+	// reads (listings, $filter, GET /groups/{id}) until Replicate is called, as Graph's
+	// directory replicas can lag seconds behind a create. Writes to the group work.
+	HideCreated bool
 }
 
 // Group is a group as the fake stores it.
 type Group struct {
 	ID, DisplayName, MailNickname, Description string
 	SecurityEnabled, MailEnabled               bool
+	// CreatedDateTime is set to the current time when zero.
+	CreatedDateTime time.Time
 	// GroupTypes holds "DynamicMembership" for a dynamic group, "Unified" for a Microsoft 365
 	// group.
 	GroupTypes []string
@@ -84,6 +93,8 @@ type object struct {
 type group struct {
 	Group
 	set map[string]bool
+	// hidden: created but not replicated yet (Options.HideCreated).
+	hidden bool
 }
 
 // Stats are the counters of a Server. Route classes are "batch", "groups.list",
@@ -255,6 +266,9 @@ func (s *Server) AddGroup(g Group) string {
 	if g.ID == "" {
 		g.ID = s.newIDLocked()
 	}
+	if g.CreatedDateTime.IsZero() {
+		g.CreatedDateTime = time.Now().UTC().Truncate(time.Second)
+	}
 	ng := &group{Group: g, set: map[string]bool{}}
 	ng.Members = nil
 	for _, m := range g.Members {
@@ -286,6 +300,15 @@ func (g *group) remove(id string) bool {
 
 func (g *group) dynamic() bool {
 	return slices.ContainsFunc(g.GroupTypes, func(t string) bool { return strings.EqualFold(t, "DynamicMembership") })
+}
+
+// Replicate makes every group created through the API visible to reads (Options.HideCreated).
+func (s *Server) Replicate() {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	for _, g := range s.groups {
+		g.hidden = false
+	}
 }
 
 // SetMembers replaces the members of a group.
@@ -392,8 +415,12 @@ type Fault struct {
 	Status     int
 	RetryAfter string
 	// Drop closes the connection without a reply (top-level requests only). With After, the
-	// request is executed first, so the client cannot know that its write was done.
+	// request is executed first, so the client cannot know that its write was done. After
+	// with a Status inside a batch executes the sub-request, then answers the Status.
 	Drop, After bool
+	// Garbage executes the request (top level only), then answers 200 with its reply cut in
+	// half: a body that cannot be decoded.
+	Garbage bool
 	// Times is how many matching requests fail: 0 means 1, a negative value forever.
 	Times int
 

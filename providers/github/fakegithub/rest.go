@@ -43,6 +43,8 @@ func (s *Server) serveREST(w http.ResponseWriter, r *http.Request, p string) {
 		}
 	case len(seg) == 4 && seg[0] == "orgs" && seg[2] == "teams":
 		s.teamBySlug(w, r, seg[1], seg[3])
+	case len(seg) == 5 && seg[0] == "orgs" && seg[2] == "teams" && seg[4] == "teams" && r.Method == http.MethodGet:
+		s.listChildTeams(w, r, seg[1], seg[3])
 	case len(seg) == 6 && seg[0] == "orgs" && seg[2] == "teams" && seg[4] == "memberships":
 		s.teamMembership(w, r, seg[1], seg[3], seg[5])
 	default:
@@ -256,6 +258,32 @@ func (s *Server) listTeams(w http.ResponseWriter, r *http.Request, orgLogin stri
 		return
 	}
 	slugs := slices.Sorted(maps.Keys(o.teams))
+	lo, hi := page(w, r, len(slugs))
+	out := make([]map[string]any, 0, hi-lo)
+	for _, sl := range slugs[lo:hi] {
+		out = append(out, s.teamJSON(o.teams[sl], o))
+	}
+	s.mu.Unlock()
+	writeJSON(w, http.StatusOK, out)
+}
+
+// listChildTeams lists a team's immediate child teams (GET /orgs/{org}/teams/{slug}/teams).
+func (s *Server) listChildTeams(w http.ResponseWriter, r *http.Request, orgLogin, slug string) {
+	s.mu.Lock()
+	o := s.org(orgLogin, false)
+	if o == nil || o.teams[strings.ToLower(slug)] == nil {
+		s.mu.Unlock()
+		notFound(w)
+		return
+	}
+	t := o.teams[strings.ToLower(slug)]
+	var slugs []string
+	for sl, c := range o.teams {
+		if c.parent == t {
+			slugs = append(slugs, sl)
+		}
+	}
+	slices.Sort(slugs)
 	lo, hi := page(w, r, len(slugs))
 	out := make([]map[string]any, 0, hi-lo)
 	for _, sl := range slugs[lo:hi] {

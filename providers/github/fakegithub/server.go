@@ -68,6 +68,7 @@ type Server struct {
 	faults   []*faultState
 	aliasErr map[string]int // "org/slug" → GraphQL team aliases still to fail
 	latency  time.Duration
+	hook     func(*http.Request)
 	stats    Stats
 	windows  map[string]*rateWindow
 }
@@ -224,6 +225,31 @@ func (s *Server) SetMember(orgLogin, login, role string) {
 	k := s.addUser(login)
 	delete(o.pending, k)
 	o.members[k] = role
+}
+
+// RemoveMember removes login from orgLogin (and from its teams), as leaving the org does.
+func (s *Server) RemoveMember(orgLogin, login string) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	o := s.org(orgLogin, false)
+	if o == nil {
+		return
+	}
+	k := strings.ToLower(login)
+	delete(o.members, k)
+	delete(o.pending, k)
+	for _, t := range o.teams {
+		delete(t.members, k)
+	}
+}
+
+// OnRequest installs fn, called for every request (after its latency, before it is handled,
+// without the server's lock: fn may change the server's state), or removes it (nil). Tests
+// use it to change state between the requests of one read.
+func (s *Server) OnRequest(fn func(r *http.Request)) {
+	s.mu.Lock()
+	s.hook = fn
+	s.mu.Unlock()
 }
 
 // Invite gives login a pending invitation to orgLogin with role "admin" or "member".
@@ -399,6 +425,7 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		}
 	}
 	lat := s.latency
+	hook := s.hook
 	f := s.matchFault(r.Method, p)
 	s.mu.Unlock()
 	if f != nil && f.Latency > 0 {
@@ -412,6 +439,9 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 			t.Stop()
 			return
 		}
+	}
+	if hook != nil {
+		hook(r)
 	}
 	if !s.authorized(r) {
 		s.mu.Lock()
