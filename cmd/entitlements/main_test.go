@@ -49,6 +49,11 @@ func TestCLI(t *testing.T) {
 			code: exitOK, stdout: []string{"+ ADD cn=billing-admin", "- DELETE cn=legacy-vpn", ".  + mallory", "Plan: 1 to create, 3 to update, 1 to delete"}},
 		{name: "plan json", args: []string{"plan", "--config", exampleConfig, "--now", "2026-01-01", "--state", "../../examples/state.json", "--format", "json"},
 			code: exitOK, stdout: []string{`"kind": "create"`, `"ou": "apps"`}},
+		{name: "apply against state file", args: []string{"apply", "--config", exampleConfig, "--now", "2026-01-01", "--state", "../../examples/state.json"},
+			code: exitOK, stdout: []string{"Apply: 5 change(s) applied, 0 skipped, 0 failed; 0 target(s) not applied"},
+			stderr: []string{"level=INFO msg=write", "+erin,mallory -frank"}},
+		{name: "apply refused by the guard writes nothing there", args: []string{"apply", "--config", exampleConfig, "--now", "2026-01-01", "--state", "../../examples/state.json", "--max-deleted-groups", "0"},
+			code: exitError, stdout: []string{"NOT APPLIED apps: removal guard refused", "Apply: 1 change(s) applied", "1 target(s) not applied"}},
 		{name: "plan guard refuses", args: []string{"plan", "--config", exampleConfig, "--now", "2026-01-01", "--state", "../../examples/state.json", "--max-deleted-groups", "0", "--max-removal-share", "0.01"},
 			code: exitError, stdout: []string{"removal guard refused"}},
 	} {
