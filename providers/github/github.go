@@ -75,8 +75,9 @@ import (
 
 // Options tune the provider. Zero fields take the documented defaults.
 type Options struct {
-	// PoolSize is the number of connections kept per API host (MaxConnsPerHost and
-	// MaxIdleConnsPerHost of the shared transport). Default 8. Keep it at or above
+	// PoolSize is the number of connections kept per API host:port (MaxConnsPerHost and
+	// MaxIdleConnsPerHost of the transport shared by every OU whose REST or GraphQL URL is
+	// on that host:port). Default 8. Keep it at or above
 	// ReadConcurrency + WriteConcurrency, or requests queue for a connection.
 	PoolSize int
 	// ReadConcurrency bounds reads (GraphQL queries, REST GETs) in flight per host, shared by
@@ -204,9 +205,9 @@ func sleepCtx(ctx context.Context, d time.Duration) error {
 	}
 }
 
-// Registry owns the shared pieces of a run: one transport, concurrency limits, rate-limit
-// state and org-member cache per API host, and the run budget. Build every GitHub provider of
-// a run from one Registry, and Close it at the end.
+// Registry owns the shared pieces of a run: one transport per API host:port, concurrency
+// limits, rate-limit state and the org snapshot (one per plan) per API host, and the run
+// budget. Build every GitHub provider of a run from one Registry, and Close it at the end.
 type Registry struct {
 	opt    Options
 	budget budget

@@ -92,7 +92,8 @@ type env struct {
 	noOrg             bool
 	addr              bool // use the GHES-style addr instead of Options.BaseURL
 	force             bool
-	noToken           bool // the config's token renders empty
+	noToken           bool   // the config's token renders empty
+	orgName           string // the OUs' org; default acme
 }
 
 func newEnv(t *testing.T, fopt fakegithub.Options) *env {
@@ -136,11 +137,15 @@ func (e *env) config() string {
 	if e.addr {
 		addr = "    addr: " + e.fake.APIURL() + "\n"
 	}
+	org := e.orgName
+	if org == "" {
+		org = "acme"
+	}
 	if !e.noOrg {
-		b.WriteString("  github/org:\n    type: github_org\n    org: acme\n    token: '<%= ENV[\"GITHUB_TOKEN\"] %>'\n" +
+		b.WriteString("  github/org:\n    type: github_org\n    org: " + org + "\n    token: '<%= ENV[\"GITHUB_TOKEN\"] %>'\n" +
 			"    base: ou=org,ou=GitHub,dc=example,dc=net\n" + addr + e.orgKeys)
 	}
-	b.WriteString("  github/teams:\n    type: github_team\n    org: acme\n    token: '<%= ENV[\"GITHUB_TOKEN\"] %>'\n" +
+	b.WriteString("  github/teams:\n    type: github_team\n    org: " + org + "\n    token: '<%= ENV[\"GITHUB_TOKEN\"] %>'\n" +
 		"    base: ou=teams,ou=GitHub,dc=example,dc=net\n" + addr + e.teamKeys)
 	return b.String()
 }

@@ -439,10 +439,10 @@ type orgEntry struct {
 func (s *session) orgState(ctx context.Context, org string, gen uint64) (*orgState, error) {
 	// The load outlives one caller's cancellation (others may wait on it) but keeps its
 	// values, so the read is counted for the target that triggered it.
-	lctx := context.WithoutCancel(ctx)
 	if !s.h.reg.readGeneration(gen) {
-		return s.readOrg(lctx, org)
+		return s.readOrg(ctx, org)
 	}
+	lctx := context.WithoutCancel(ctx)
 	k := strings.ToLower(org)
 	s.h.orgMu.Lock()
 	e := s.h.orgs[k]
@@ -456,7 +456,7 @@ func (s *session) orgState(ctx context.Context, org string, gen uint64) (*orgSta
 	}
 	s.h.orgMu.Unlock()
 	if e.gen > gen { // a later plan started meanwhile and holds the entry: read our own
-		return s.readOrg(lctx, org)
+		return s.readOrg(ctx, org)
 	}
 	select {
 	case <-e.done:
@@ -507,9 +507,11 @@ func (s *session) readOrg(ctx context.Context, org string) (*orgState, error) {
 			return st, nil
 		}
 		why = problem
-		s.h.counters.warnings.Add(1)
-		s.h.reg.opt.Logger.Warn("the org's member lists do not add up (membership changed while it was read); reading them again, page by page",
-			"org", org, "attempt", attempt, "problem", problem)
+		if attempt < opt.MaxAttempts {
+			s.h.counters.warnings.Add(1)
+			opt.Logger.Warn("the org's member lists do not add up (membership changed while it was read); reading them again, page by page",
+				"org", org, "attempt", attempt, "problem", problem)
+		}
 	}
 	return nil, fmt.Errorf("reading members of %s: %w: %s", org, errOrgChanging, why)
 }

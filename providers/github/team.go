@@ -394,7 +394,7 @@ func (p *TeamProvider) Apply(ctx context.Context, t *providers.Target, changes [
 		wg.Go(func() {
 			c := changes[i]
 			if c.Kind == providers.DeleteGroup {
-				out[i] = outcome(c, p.deleteTeam(ctx, c))
+				out[i] = outcome(c, []userResult{p.deleteTeam(ctx, c)})
 			} else {
 				out[i] = p.update(ctx, st, c)
 			}
@@ -785,42 +785,34 @@ func (p *TeamProvider) removeMember(ctx context.Context, slug, login string) use
 // parent, and the plan never deletes a parent; the child teams are listed again here, just
 // before the DELETE, so that a child added since the plan is not deleted with its parent
 // (nor its members removed without the removal guard having counted them).
-func (p *TeamProvider) deleteTeam(ctx context.Context, c *providers.Change) []userResult {
+func (p *TeamProvider) deleteTeam(ctx context.Context, c *providers.Change) userResult {
 	slug := slugify(groupCN(c.Current))
 	if !validSlug(slug) || slug != strings.ToLower(groupCN(c.Current)) {
-		return []userResult{failed(badSlug(groupCN(c.Current)))}
+		return failed(badSlug(groupCN(c.Current)))
 	}
-	var children []string
+	var children []*gh.Team
 	err := p.s.read(ctx, func(ctx context.Context) error {
-		opt := &gh.ListOptions{PerPage: pageSize}
-		for range maxRounds {
-			ts, resp, err := p.s.gh.Teams.ListChildTeamsByParentSlug(ctx, p.cfg.org, slug, opt)
-			if err != nil {
-				return err
-			}
-			for _, t := range ts {
-				children = append(children, t.GetSlug())
-			}
-			if resp.NextPage == 0 {
-				return nil
-			}
-			opt.Page = resp.NextPage
-		}
-		return errors.New("too many pages")
+		var err error
+		children, _, err = p.s.gh.Teams.ListChildTeamsByParentSlug(ctx, p.cfg.org, slug, &gh.ListOptions{PerPage: pageSize})
+		return err
 	})
 	switch {
 	case httpStatus(err) == http.StatusNotFound:
 		r := already()
 		p.logWrite("deleted team", r, "team", slug)
-		return []userResult{r}
+		return r
 	case err != nil:
-		return []userResult{failed(fmt.Errorf("listing the child teams of %s/%s before deleting it (not deleted): %w", p.cfg.org, slug, err))}
+		return failed(fmt.Errorf("listing the child teams of %s/%s before deleting it (not deleted): %w", p.cfg.org, slug, err))
 	case len(children) > 0:
-		slices.Sort(children)
+		var names []string
+		for _, t := range children {
+			names = append(names, t.GetSlug())
+		}
+		slices.Sort(names)
 		r := skipped("team %s was not deleted: it now has child teams (%s), which GitHub would delete with it",
-			slug, strings.Join(children, ", "))
+			slug, strings.Join(names, ", "))
 		p.warn(r.warn)
-		return []userResult{r}
+		return r
 	}
 	err = p.s.write(ctx, func(ctx context.Context) error {
 		_, err := p.s.gh.Teams.DeleteTeamBySlug(ctx, p.cfg.org, slug)
@@ -836,5 +828,5 @@ func (p *TeamProvider) deleteTeam(ctx context.Context, c *providers.Change) []us
 		r = writeFailure(err, "deleting team %s/%s", p.cfg.org, slug)
 	}
 	p.logWrite("deleted team", r, "team", slug, "members", strings.Join(c.Remove, ","))
-	return []userResult{r}
+	return r
 }

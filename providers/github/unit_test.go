@@ -1,9 +1,11 @@
 package github
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"io"
+	"maps"
 	"net/http"
 	"net/url"
 	"strings"
@@ -12,7 +14,10 @@ import (
 
 	gh "github.com/google/go-github/v62/github"
 
+	"github.com/entitlements-go/entitlements/config"
+	"github.com/entitlements-go/entitlements/internal/yaml11"
 	"github.com/entitlements-go/entitlements/providers"
+	"github.com/entitlements-go/entitlements/providers/github/fakegithub"
 )
 
 func TestRetryAfter(t *testing.T) {
@@ -155,5 +160,132 @@ func TestOutcome(t *testing.T) {
 		if o.Status != tc.want || (o.Err != nil) != tc.err {
 			t.Errorf("%v: %s %v", tc.rs, o.Status, o.Err)
 		}
+	}
+}
+
+func TestValidLoginAndSlug(t *testing.T) {
+	for s, want := range map[string]bool{
+		"alice": true, "Alice-B": true, "a": true, "0x": true, strings.Repeat("a", 39): true,
+		"": false, "-a": false, "a_b": false, "a/b": false, "..": false, "a..b": false, "../x": false,
+		"a b": false, "a%2F": false, strings.Repeat("a", 40): false, "ünï": false,
+	} {
+		if got := validLogin(s); got != want {
+			t.Errorf("validLogin(%q) = %v", s, got)
+		}
+	}
+	for s, want := range map[string]bool{
+		"eng": true, "eng_web": true, "core-eng": true, "-x": true, "Eng": true,
+		"": false, "a/b": false, "..": false, ".": false, "a.b": false, "a%2f": false, "a?b": false,
+	} {
+		if got := validSlug(s); got != want {
+			t.Errorf("validSlug(%q) = %v", s, got)
+		}
+	}
+}
+
+func TestOneTransportPerHostPort(t *testing.T) {
+	r := NewRegistry(Options{BaseURL: "http://127.0.0.1:8080/"})
+	h1, err := r.hostFor("", "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	h2, err := r.hostFor("", "http://127.0.0.1:8080/custom/graphql")
+	if err != nil {
+		t.Fatal(err)
+	}
+	h3, err := r.hostFor("http://127.0.0.1:8080", "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if h1 == h2 || h2 == h3 {
+		t.Fatal("distinct endpoints share a host entry")
+	}
+	if len(r.pools) != 1 || r.pools["127.0.0.1:8080"] == nil {
+		t.Fatalf("pools %v, want one for 127.0.0.1:8080", maps.Keys(r.pools))
+	}
+	if _, err := r.hostFor("", "https://other.example.com/graphql"); err != nil {
+		t.Fatal(err)
+	}
+	if len(r.pools) != 2 || r.pools["other.example.com:443"] == nil {
+		t.Fatalf("pools %d", len(r.pools))
+	}
+}
+
+// teamProvider builds the provider of a github_team OU for org acme on a fake GitHub.
+func teamProvider(t *testing.T, f *fakegithub.Server) *TeamProvider {
+	t.Helper()
+	settings, _, err := yaml11.Parse([]byte("org: acme\ntoken: tok\n"), yaml11.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := NewRegistry(Options{BaseURL: f.URL() + "/"})
+	t.Cleanup(r.Close)
+	p, err := r.Provider(&config.OU{Key: "github/teams", Type: "github_team", Base: "ou=teams,dc=example,dc=net", Settings: settings})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return p.(*TeamProvider)
+}
+
+func TestPlannedTeamRemovalIsSentWhateverTheOrgSnapshotSays(t *testing.T) {
+	// The snapshot says frank is not an org member (it is older than his joining, or the
+	// member list missed him), but GitHub has him in the team: the planned removal must be
+	// sent, not reported as already done.
+	f := fakegithub.New(fakegithub.Options{Token: "tok"})
+	defer f.Close()
+	f.SetMember("acme", "alice", "member")
+	f.SetMember("acme", "frank", "member")
+	f.AddTeam("acme", fakegithub.TeamSpec{Name: "eng", Members: []string{"alice", "frank"}})
+	p := teamProvider(t, f)
+	p.st = &orgState{roles: map[string]string{"alice": "member"}, logins: map[string]string{"alice": "alice"}, pending: map[string]bool{}}
+	cur := &providers.Group{DN: "cn=eng,ou=teams,dc=example,dc=net", CN: "eng", Members: []string{"alice", "frank"}}
+	des := &providers.Group{DN: cur.DN, CN: "eng", Members: []string{"alice"}, Attrs: map[string][]string{}}
+	c := &providers.Change{Kind: providers.UpdateGroup, DN: cur.DN, Desired: des, Current: cur, Remove: []string{"frank"},
+		Add: nil}
+	// ghost is in no team: the DELETE is sent too, and its 404 means already in state.
+	c2 := &providers.Change{Kind: providers.UpdateGroup, DN: cur.DN, Desired: des, Current: cur, Remove: []string{"ghost"}}
+	f.AddUsers("ghost")
+	out := p.Apply(context.Background(), &providers.Target{}, []*providers.Change{c, c2})
+	if out[0].Status != providers.Applied || out[1].Status != providers.AlreadyInState {
+		t.Fatalf("outcomes %s %v / %s %v", out[0].Status, out[0].Err, out[1].Status, out[1].Err)
+	}
+	eng, _ := f.Team("acme", "eng")
+	if _, ok := eng.Members["frank"]; ok || len(eng.Members) != 1 {
+		t.Fatalf("eng members %v", eng.Members)
+	}
+	if n := f.Stats().Requests["DELETE /orgs/{org}/teams/{slug}/memberships/{user}"]; n != 2 {
+		t.Errorf("%d DELETEs sent, want 2", n)
+	}
+}
+
+func TestInvalidLoginNeverReachesATeamPath(t *testing.T) {
+	f := fakegithub.New(fakegithub.Options{Token: "tok"})
+	defer f.Close()
+	f.SetMember("acme", "alice", "member")
+	f.AddTeam("acme", fakegithub.TeamSpec{Name: "eng", Members: []string{"alice"}})
+	p := teamProvider(t, f)
+	evil := "../../../orgs/acme/teams/eng"
+	p.st = &orgState{roles: map[string]string{"alice": "member", strings.ToLower(evil): "member"},
+		logins: map[string]string{}, pending: map[string]bool{}}
+	cur := &providers.Group{DN: "cn=eng,ou=teams,dc=example,dc=net", CN: "eng", Members: []string{"alice"}}
+	des := &providers.Group{DN: cur.DN, CN: "eng", Members: []string{"alice", evil}, Attrs: map[string][]string{}}
+	out := p.Apply(context.Background(), &providers.Target{}, []*providers.Change{
+		{Kind: providers.UpdateGroup, DN: cur.DN, Desired: des, Current: cur, Add: []string{evil}},
+		{Kind: providers.UpdateGroup, DN: cur.DN, Desired: des, Current: cur, Remove: []string{evil}},
+		{Kind: providers.DeleteGroup, DN: "cn=x,ou=teams,dc=example,dc=net", Current: &providers.Group{CN: "a/../../b"}},
+	})
+	for i, o := range out[:2] {
+		if o.Status != providers.Skipped || o.Err == nil || !strings.Contains(o.Err.Error(), "not a valid GitHub login") {
+			t.Errorf("change %d: %s %v", i, o.Status, o.Err)
+		}
+	}
+	if out[2].Status != providers.Failed || !strings.Contains(out[2].Err.Error(), "not a valid GitHub team slug") {
+		t.Errorf("delete: %s %v", out[2].Status, out[2].Err)
+	}
+	if st := f.Stats(); st.REST+st.GraphQL != 0 {
+		t.Fatalf("requests sent: %v", st.Requests)
+	}
+	if _, ok := f.Team("acme", "eng"); !ok {
+		t.Fatal("team eng deleted")
 	}
 }

@@ -266,3 +266,36 @@ func isAbuse(err error) bool {
 	var ab *gh.AbuseRateLimitError
 	return errors.As(err, &ab)
 }
+
+func TestChildTeamsHookAndRemoveMember(t *testing.T) {
+	s := New(Options{Token: "tok"})
+	defer s.Close()
+	s.SetMember("acme", "alice", "member")
+	s.AddTeam("acme", TeamSpec{Name: "eng", Members: []string{"alice"}})
+	s.AddTeam("acme", TeamSpec{Name: "eng-web", Parent: "eng"})
+	s.AddTeam("acme", TeamSpec{Name: "eng-web-a", Parent: "eng-web"})
+	var seen []string
+	s.OnRequest(func(r *http.Request) { seen = append(seen, r.Method+" "+r.URL.Path) })
+	c := client(t, s, false)
+	ctx := context.Background()
+	kids, _, err := c.Teams.ListChildTeamsByParentSlug(ctx, "acme", "eng", nil)
+	if err != nil || len(kids) != 1 || kids[0].GetSlug() != "eng-web" || kids[0].GetParent().GetSlug() != "eng" {
+		t.Fatalf("children %v %v", kids, err)
+	}
+	if _, _, err := c.Teams.ListChildTeamsByParentSlug(ctx, "acme", "nope", nil); err == nil {
+		t.Fatal("children of a missing team")
+	}
+	if len(seen) != 2 || seen[0] != "GET /orgs/acme/teams/eng/teams" {
+		t.Fatalf("hook saw %v", seen)
+	}
+	if st := s.Stats(); st.Requests["GET /orgs/{org}/teams/{slug}/teams"] != 2 {
+		t.Fatalf("requests %v", st.Requests)
+	}
+	s.RemoveMember("acme", "alice")
+	if _, ok := s.Members("acme")["alice"]; ok {
+		t.Fatal("alice still a member")
+	}
+	if eng, _ := s.Team("acme", "eng"); len(eng.Members) != 0 {
+		t.Fatalf("alice still in eng: %v", eng.Members)
+	}
+}
