@@ -10,8 +10,9 @@ import (
 // a request is built.
 var (
 	// loginRE is GitHub's rule for user and organization logins: letters, digits and
-	// hyphens, starting with a letter or digit, at most 39 characters (case-insensitive).
-	loginRE = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9-]{0,38}$`)
+	// hyphens, starting with a letter or digit, at most 39 characters (case-insensitive);
+	// underscores too, which Enterprise Managed Users have (name_shortcode).
+	loginRE = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9_-]{0,38}$`)
 	// slugRE: team slugs are lower-case letters, digits, '_' and '-' (slugify never makes
 	// anything else); upper case is accepted, GitHub compares slugs case-insensitively.
 	slugRE = regexp.MustCompile(`^[A-Za-z0-9_-]{1,255}$`)
