@@ -383,7 +383,8 @@ func TestCoalescing(t *testing.T) {
 }
 
 // TestStaleWhileRevalidate: with a TTL, an expired member list is served at once and
-// refreshed in the background by one request.
+// refreshed in the background by one request; one more than MaxStale (one TTL) past its
+// expiry is not served but read again, as cache.TTL does.
 func TestStaleWhileRevalidate(t *testing.T) {
 	e := newEnv(t, fakegraph.Options{}, "", 5)
 	gid := e.seedGroup("a", "u000")
@@ -401,7 +402,7 @@ func TestStaleWhileRevalidate(t *testing.T) {
 	}
 	e.fake.SetMembers(gid, e.fake.AddUser(upn("u001")))
 	mu.Lock()
-	now = now.Add(2 * time.Minute)
+	now = now.Add(90 * time.Second)
 	mu.Unlock()
 	got, err := p.svc.readMembers(ctx, []string{gid})
 	if err != nil || got[gid].members[0].UPN != upn("u000") {
@@ -417,6 +418,15 @@ func TestStaleWhileRevalidate(t *testing.T) {
 			t.Fatal("no background refresh")
 		}
 		time.Sleep(5 * time.Millisecond)
+	}
+
+	e.fake.SetMembers(gid, e.fake.AddUser(upn("u002")))
+	mu.Lock()
+	now = now.Add(2 * time.Minute) // exactly TTL + MaxStale past: too old to serve
+	mu.Unlock()
+	got, err = p.svc.readMembers(ctx, []string{gid})
+	if err != nil || got[gid].members[0].UPN != upn("u002") {
+		t.Fatalf("a too-stale value was served: %v %v", got, err)
 	}
 }
 
@@ -486,19 +496,23 @@ func TestDesireChecks(t *testing.T) {
 }
 
 // TestCreateOutcomeNotSeen: a create that Graph did (connection dropped after it), did not
-// (dropped before), or throttled. The provider looks the name up before sending the create
-// again, adopts a group it finds, and adds the members: always one group, never two. The
-// SDK's retry middleware is off, so a 429 is not replayed behind our back.
+// (dropped before), or throttled. A 429 proves nothing was made, so the create is sent again
+// after its Retry-After. After a lost reply the provider only looks the name up: it adopts a
+// group it finds and adds the members; if it finds none, the change is Unknown and the create
+// is NOT sent again in this run (Graph would accept a duplicate), and the next run creates it.
+// Always one group, never two. The SDK's retry middleware is off, so a 429 is not replayed
+// behind our back.
 func TestCreateOutcomeNotSeen(t *testing.T) {
 	for _, tc := range []struct {
-		name  string
-		fault fakegraph.Fault
-		sent  int64
-		wait  time.Duration
+		name    string
+		fault   fakegraph.Fault
+		sent    int64
+		wait    time.Duration
+		unknown bool
 	}{
-		{"created", fakegraph.Fault{Drop: true, After: true}, 1, 0},
-		{"not created", fakegraph.Fault{Drop: true}, 2, 0},
-		{"throttled", fakegraph.Fault{Status: 429, RetryAfter: "3"}, 2, 3 * time.Second},
+		{"created", fakegraph.Fault{Drop: true, After: true}, 1, 0, false},
+		{"not created", fakegraph.Fault{Drop: true}, 1, 0, true},
+		{"throttled", fakegraph.Fault{Status: 429, RetryAfter: "3"}, 2, 3 * time.Second, false},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			e := newEnv(t, fakegraph.Options{}, "create_if_missing: true", 4)
@@ -512,7 +526,25 @@ func TestCreateOutcomeNotSeen(t *testing.T) {
 			f := tc.fault
 			f.Method, f.Path, f.Scope = "POST", "/groups", fakegraph.TopLevel
 			e.fake.Inject(f)
-			e.apply(plan)
+			if tc.unknown {
+				rep := e.applyAllowingErrors(plan)
+				if o := rep.Targets[0].Outcomes; len(o) != 1 || o[0].Status != providers.Unknown ||
+					!strings.Contains(o[0].Err.Error(), "not sent again") {
+					t.Fatalf("outcomes %+v", o)
+				}
+				if n := len(e.fake.GroupsByNickname("fresh")); n != 0 {
+					t.Fatalf("%d groups named fresh", n)
+				}
+				// The next run creates it.
+				plan, tp, _ = e.plan(reg, false)
+				if got := changeSummary(tp); tp.Err != nil || len(got) != 1 || !strings.HasPrefix(got[0], "ADD ") {
+					t.Fatalf("next run: %v %v", tp.Err, got)
+				}
+				e.apply(plan)
+				tc.sent++
+			} else {
+				e.apply(plan)
+			}
 			if n := len(e.fake.GroupsByNickname("fresh")); n != 1 {
 				t.Fatalf("%d groups named fresh", n)
 			}

@@ -16,7 +16,9 @@ import (
 //     (concurrent reads of the same group share one request);
 //   - the remaining keys of a call are fetched together, in one bulk fetch;
 //   - with StaleWhile, an expired value is returned at once and refreshed in the background,
-//     once per key however many callers ask, the expired keys of a call in one bulk fetch.
+//     once per key however many callers ask, the expired keys of a call in one bulk fetch; as
+//     in cache.TTL, a value more than MaxStale (default one TTL) past its expiry is not
+//     served but waited for like a miss, and a failed refresh is told to OnRefreshError.
 //
 // "Not found" answers are cached too (plan and apply must not ask twice), but only for
 // negTTL: a long-running embedder must see a user or group created since, and must never
@@ -96,7 +98,7 @@ func (c *bulkCache[V]) getMany(ctx context.Context, keys []string, fetchFn func(
 			continue
 		}
 		f, busy := c.inflight[k]
-		if cached && e.found && c.store.StaleWhile {
+		if cached && e.found && c.servesStale(e) {
 			// Served stale at once; refreshed once, in the background.
 			out[k] = e
 			if !busy {
@@ -124,6 +126,11 @@ func (c *bulkCache[V]) getMany(ctx context.Context, keys []string, fetchFn func(
 		go func() {
 			got, err := fetchFn(bg, stale)
 			c.complete(stale, refresh, got, err)
+			if err != nil && c.store.OnRefreshError != nil {
+				for _, k := range stale {
+					c.store.OnRefreshError(k, err)
+				}
+			}
 		}()
 	}
 
@@ -185,6 +192,19 @@ func (c *bulkCache[V]) fresh(e entry[V]) bool {
 		return c.negTTL > 0 && c.now().Before(e.at.Add(c.negTTL))
 	}
 	return c.store.TTL == 0 || c.now().Before(e.at.Add(c.store.TTL))
+}
+
+// servesStale reports whether an expired value found may be served while it is refreshed:
+// with StaleWhile, up to MaxStale (default one TTL) past its expiry.
+func (c *bulkCache[V]) servesStale(e entry[V]) bool {
+	if !c.store.StaleWhile || c.store.TTL == 0 {
+		return false
+	}
+	maxStale := c.store.MaxStale
+	if maxStale == 0 {
+		maxStale = c.store.TTL
+	}
+	return c.now().Before(e.at.Add(c.store.TTL + maxStale))
 }
 
 // set stores a value learnt on the side (a member read tells us a user's object ID).

@@ -18,7 +18,18 @@
 // groups whose membership Graph cannot write (dynamic, mail-enabled security, distribution)
 // are reported and left alone. Groups are deleted only with delete_groups: true, and only
 // groups whose mailNickname starts with managed_prefix (required then): Entra has no OU, so
-// without a prefix the provider could not tell its groups from everybody else's.
+// without a prefix the provider could not tell its groups from everybody else's. Even then a
+// group is deleted only if no definition claims it (by DN, by its mailNickname being a file's
+// name, or by a metadata_aad_object_id naming it, whether or not the run read that group or
+// trusted the predictive state), and only if it looks like a group this provider creates:
+// security-enabled, not mail-enabled, no groupTypes (never a Microsoft 365 or dynamic group).
+// If any definition was refused, no deletion is planned that run, and the log says why.
+//
+// A group create is never sent twice for one outcome not seen (no reply, a 5xx): Graph
+// accepts duplicate mailNicknames. The provider looks the name up instead, adopts the group it
+// finds, and otherwise reports the change Unknown; the next run adopts the group or creates
+// it. Several groups with one mailNickname fail the target's plan with their object IDs and
+// the metadata_aad_object_id line that settles it.
 //
 // # Requests
 //
@@ -27,8 +38,11 @@
 // userPrincipalName, and follow @odata.nextLink exactly as given, in rounds; users are
 // resolved by `userPrincipalName in (...)` only for desired members that no member list of
 // the target showed. Group lookups, member lists and users are cached for the Registry's life
-// (or Options.CacheTTL) and concurrent reads of the same key share one request. Writes are
-// $batch items too: POST .../members/$ref (400 "already exist" = already in state) and
-// DELETE .../members/{id}/$ref (404 = already gone; never the URL without /$ref, which
-// deletes the object itself). Throttling and retries follow spec 4.4; see runBatch.
+// (or Options.CacheTTL), "not found" only for Options.NegativeCacheTTL (default 1 minute),
+// and concurrent reads of the same key share one request. Writes are $batch items too:
+// POST .../members/$ref (400 "already exist" = already in state) and DELETE
+// .../members/{id}/$ref (404 = already gone; never the URL without /$ref, which deletes the
+// object itself). Throttling and retries follow spec 4.4; see runBatch. A write
+// whose reply was not seen or said 5xx is Unknown until read back, never simply failed nor
+// resent blind. Every write is logged at info level through Options.Logger.
 package aad

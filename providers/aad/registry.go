@@ -102,6 +102,9 @@ func (r *Registry) service(base string, cred azcore.TokenCredential, identity st
 		member: newBulkCache[*memberList](o.CacheTTL, o.NegativeCacheTTL, o.StaleWhileRevalidate, o.Now),
 		users:  newBulkCache[string](o.CacheTTL, o.NegativeCacheTTL, false, o.Now),
 		log:    o.Logger.Warn}
+	s.member.store.OnRefreshError = func(groupID string, err error) {
+		o.Logger.Warn("refreshing a cached member list failed; the stale list is served until it is too old", "group_id", groupID, "err", err)
+	}
 	r.services[key] = s
 	return s, nil
 }
