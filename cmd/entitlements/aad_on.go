@@ -17,7 +17,7 @@ import (
 func addAAD(c *common, out map[string]deploy.Factory) {
 	opt := aad.Options{Logger: c.logger}
 	var predErr error
-	if dir := os.Getenv("ENTITLEMENTS_PREDICTIVE_STATE_DIR"); dir != "" {
+	if dir := os.Getenv("ENTITLEMENTS_PREDICTIVE_STATE_DIR"); dir != "" && !c.full {
 		opt.Predictive, predErr = cache.LoadPredictive(dir)
 	}
 	reg := aad.NewRegistry(opt)

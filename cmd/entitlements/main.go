@@ -91,6 +91,8 @@ type common struct {
 	ignoreExp  bool
 	verbose    bool
 	cpuprofile string
+	// full ignores the predictive state (plan and apply).
+	full bool
 	// stopProfile flushes the CPU profile; commands defer c.stop().
 	stopProfile func()
 	ldap        *ldapprov.Registry

@@ -30,6 +30,7 @@ type planFlags struct {
 func (p *planFlags) register(fs *flag.FlagSet) {
 	p.common.register(fs)
 	fs.StringVar(&p.format, "format", "text", "output format: text or json")
+	fs.BoolVar(&p.full, "full", false, "read every group from its provider, ignoring the predictive state of ENTITLEMENTS_PREDICTIVE_STATE_DIR")
 	fs.StringVar(&p.state, "state", "", "plan against an in-memory fake provider seeded from this state file (canonical calc JSON) instead of the real systems")
 	fs.BoolVar(&p.force, "force", false, "disable the removal guard for this run")
 	g := providers.DefaultGuard()
