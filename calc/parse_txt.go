@@ -3,6 +3,7 @@ package calc
 import (
 	"fmt"
 	"strings"
+	"unicode/utf8"
 
 	"github.com/entitlements-go/entitlements/validate"
 )
@@ -124,7 +125,13 @@ func (p *parser) parseValue(l *txtLine) bool {
 		// trailing empty fields.
 		parts = parts[:len(parts)-1]
 	}
+	if len(parts) == 1 && strings.Contains(v, ";") && strings.Trim(parts[0], rubySpace) == "" {
+		// "username = ;" splits into nothing at all in the reference: no value.
+		p.fail(l.line, validate.KindTextFile, "Rule Error: %s has no value before ';'", l.key)
+		return false
+	}
 	l.value = strings.Trim(parts[0], rubySpace)
+	last := ""
 	for _, part := range parts[1:] {
 		part = strings.Trim(part, rubySpace)
 		word, val, ok := splitPredicate(part)
@@ -136,9 +143,12 @@ func (p *parser) parseValue(l *txtLine) bool {
 			p.fail(l.line, validate.KindTextFile, "Rule Error: Invalid semicolon predicate %q (only \"expiration\" is supported)", word)
 			return false
 		}
-		d, err := validate.ParseLineDate(val)
+		last = val // a repeated expiration: the last one counts (and is the one checked)
+	}
+	if last != "" {
+		d, err := validate.ParseLineDate(last)
 		if err != nil {
-			p.fail(l.line, validate.KindExpirationDate, "Invalid expiration date %q (%v)", val, err)
+			p.fail(l.line, validate.KindExpirationDate, "Invalid expiration date %q (%v)", last, err)
 			return false
 		}
 		l.exp = d
@@ -168,6 +178,11 @@ func splitPredicate(s string) (word, val string, ok bool) {
 
 // parseTxt parses the .txt format (spec section 5).
 func (p *parser) parseTxt(data []byte) *definition {
+	if !utf8.Valid(data) {
+		// The reference reads files as UTF-8 and fails on anything else.
+		p.fail(0, validate.KindTextFile, "invalid byte sequence in UTF-8 (group files must be UTF-8)")
+		return nil
+	}
 	def := &definition{}
 	var lines []*txtLine
 	for n, raw := range strings.Split(string(data), "\n") {
@@ -317,8 +332,14 @@ func (p *parser) txtDescription(def *definition, ls []*txtLine) {
 			def.description = l.value // verbatim: no comment or ';' handling
 		}
 	}
-	if eq != 1 || len(ls) != 1 {
+	if eq != 1 {
 		p.descFail(ls[len(ls)-1].line, validate.KindTextFile, "The description key is duplicated (exactly one \"description = ...\" line is allowed)")
+		return
+	}
+	for _, l := range ls {
+		if l.op == "&=" { // the reference ignores it next to a "=" line
+			p.warn(l.line, "the '&=' line of description is ignored")
+		}
 	}
 }
 
@@ -336,14 +357,16 @@ func (p *parser) txtSingle(key string, ls []*txtLine) (*txtLine, bool) {
 			p.fail(l.line, validate.KindMetadata, "The key %s cannot use '!=' operator", key)
 			return nil, false
 		case "&=":
-			p.fail(l.line, validate.KindMetadata, "The key %s cannot use the '&=' operator", key)
-			return nil, false
+			continue // ignored by the reference (a lone "&=" counts as no line: "repeated")
 		}
 		eq = append(eq, l)
 	}
 	if len(eq) != 1 {
-		p.fail(eq[len(eq)-1].line, validate.KindMetadata, "the key %s is repeated", key)
+		p.fail(ls[len(ls)-1].line, validate.KindMetadata, "the key %s is repeated (exactly one \"%s = ...\" line is allowed)", key, key)
 		return nil, false
+	}
+	if len(ls) > 1 {
+		p.warn(ls[len(ls)-1].line, "the '&=' line of %s is ignored", key)
 	}
 	l := eq[0]
 	v := l.value
@@ -351,6 +374,10 @@ func (p *parser) txtSingle(key string, ls []*txtLine) (*txtLine, bool) {
 		v = strings.TrimRight(v[:i], rubySpace)
 	}
 	first, rest, hasPred := strings.Cut(v, ";")
+	if hasPred && strings.Trim(first, rubySpace) == "" && strings.Trim(rest, rubySpace+";") == "" {
+		p.fail(l.line, validate.KindMetadata, "the key %s has no value before ';'", key)
+		return nil, false
+	}
 	if hasPred && strings.Trim(rest, rubySpace+";") != "" {
 		word, _, _ := splitPredicate(strings.Trim(rest, rubySpace))
 		p.fail(l.line, validate.KindMetadata, "the key %s cannot have additional setting(s) %q", key, word)

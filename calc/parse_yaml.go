@@ -47,7 +47,9 @@ func (p *parser) parseYAML(data []byte) *definition {
 	if f := root.Get("filters"); f != nil {
 		p.yamlFilters(def, f)
 	}
-	if e := root.Get("expiration"); e != nil && e.Kind != yaml11.Null {
+	if e := root.Get("expiration"); e != nil {
+		// `expiration:` with no value fails the reference when the group has members
+		// (parse_date(nil)); we check every date at load (Q-18).
 		d, err := validate.ParseFileDate(e.Text())
 		if err != nil || (e.Kind != yaml11.String && e.Kind != yaml11.Date) {
 			p.fail(e.Line, validate.KindExpirationDate, "Invalid expiration date %q for the whole file (expected YYYY-MM-DD)", e.Text())
@@ -164,7 +166,9 @@ func (p *parser) prune(n *yaml11.Node) (*yaml11.Node, bool) {
 			out := &yaml11.Node{Kind: yaml11.Seq, Line: v.Line}
 			for _, it := range v.Items {
 				c, gone := p.prune(it)
-				if !gone {
+				// Expired children disappear, and so do empty maps ({}), which the
+				// reference's pruning drops as well.
+				if !gone && !(c.Kind == yaml11.Map && len(c.Keys) == 0) {
 					out.Items = append(out.Items, c)
 				}
 			}

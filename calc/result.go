@@ -3,6 +3,7 @@ package calc
 import (
 	"bufio"
 	"encoding/json"
+	"fmt"
 	"io"
 	"math"
 	"slices"
@@ -54,6 +55,11 @@ func newResult(r *Repo) (*Result, error) {
 			var emptied bool
 			var err *validate.Error
 			fin, emptied, err = r.final(g)
+			if err == nil && fin.IsEmpty() && !emptied && noMembersForbidden(g.def) {
+				// The reference raises as soon as it reads the members of such a group.
+				err = &validate.Error{Path: g.rel, Kind: validate.KindNoMembers,
+					Msg: fmt.Sprintf("The group %s has no members! (metadata no_members_ok is false)", g.key)}
+			}
 			if err != nil {
 				if o.ou.Spec.Enumerates || r.opt.Strict {
 					errs.AddError(err)
@@ -208,4 +214,20 @@ func jsonSafe(v any) any {
 		return out
 	}
 	return v
+}
+
+// noMembersForbidden reports whether the file says an empty group is an error
+// (no_members_ok false, as a boolean or the string "false").
+func noMembersForbidden(d *definition) bool {
+	v, ok := d.meta("no_members_ok")
+	if !ok {
+		return false
+	}
+	switch x := v.(type) {
+	case bool:
+		return !x
+	case string:
+		return x == "false"
+	}
+	return false
 }

@@ -105,3 +105,47 @@ func TestDanglingLinkInManagedOU(t *testing.T) {
 		t.Fatalf("err = %v", err)
 	}
 }
+
+func TestNoMembersOKFalse(t *testing.T) {
+	for _, body := range []string{
+		"username = nobody\nmetadata_no_members_ok = false\n",
+		"metadata:\n  no_members_ok: false\nrules:\n  username: nobody\n",
+	} {
+		ext := "txt"
+		if strings.HasPrefix(body, "metadata:") {
+			ext = "yaml"
+		}
+		errs := mustFail(t, map[string]string{"ldap-config/a/x." + ext: body}, Options{})
+		wantOneErr(t, errs, validate.KindNoMembers, "ldap-config/a/x."+ext, 0)
+	}
+	// An expired group is allowed to be empty (the modifier sets no_members_ok: true).
+	res := mustRun(t, map[string]string{"ldap-config/a/x.txt": "username = bob\nmetadata_no_members_ok = false\nexpiration = 2020-01-01\n"}, Options{})
+	wantMembers(t, res, "a/x")
+}
+
+func TestRubyParsingDetails(t *testing.T) {
+	t.Run("empty maps in rule lists are dropped", func(t *testing.T) {
+		res := mustRun(t, map[string]string{"ldap-config/a/x.yaml": "rules:\n  or:\n    - username: bob\n    - {}\n"}, Options{})
+		wantMembers(t, res, "a/x", "bob")
+	})
+	t.Run("null whole-file expiration is invalid", func(t *testing.T) {
+		errs := mustFail(t, map[string]string{"ldap-config/a/x.yaml": "expiration:\nrules:\n  username: bob\n"}, Options{})
+		wantOneErr(t, errs, validate.KindExpirationDate, "ldap-config/a/x.yaml", 1)
+	})
+	t.Run("a value of only ';' is no value", func(t *testing.T) {
+		errs := mustFail(t, map[string]string{"ldap-config/a/x.txt": "username = ;\n"}, Options{})
+		wantOneErr(t, errs, validate.KindTextFile, "ldap-config/a/x.txt", 1)
+	})
+	t.Run("the last of repeated expirations counts", func(t *testing.T) {
+		res := mustRun(t, map[string]string{"ldap-config/a/x.txt": "username = bob; expiration = garbage; expiration = 2099-01-01\n"}, Options{})
+		wantMembers(t, res, "a/x", "bob")
+	})
+	t.Run("invalid UTF-8", func(t *testing.T) {
+		errs := mustFail(t, map[string]string{"ldap-config/a/x.txt": "description = caf\xe9\nusername = bob\n"}, Options{})
+		wantOneErr(t, errs, validate.KindTextFile, "ldap-config/a/x.txt", 0)
+	})
+	t.Run("trailing document separator", func(t *testing.T) {
+		res := mustRun(t, map[string]string{"ldap-config/a/x.yaml": "rules:\n  username: bob\n---\n"}, Options{})
+		wantMembers(t, res, "a/x", "bob")
+	})
+}

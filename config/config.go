@@ -324,12 +324,12 @@ func (l *loader) auditors(v *yaml11.Node) {
 			l.errf(a.Line, "auditor entries must be maps, not %s", a.RubyClass())
 			continue
 		}
-		if c := a.Get("auditor_class"); c == nil || !c.IsString() || c.Str == "" {
-			l.errf(a.Line, "auditor is missing auditor_class")
-			continue
+		// Auditors only matter when changes are applied; entitlements-go does not run them.
+		class := "(no auditor_class)"
+		if c := a.Get("auditor_class"); c != nil && c.IsString() && c.Str != "" {
+			class = c.Str
 		}
-		l.c.Warn(l.rel, a.Line, "auditor %s is not run by entitlements-go (auditors are Ruby plugins); use the plan/apply report or the predictive state instead",
-			a.Get("auditor_class").Str)
+		l.c.Warn(l.rel, a.Line, "auditor %s is not run by entitlements-go (auditors are Ruby plugins); use the plan/apply report or the predictive state instead", class)
 		l.cfg.Auditors = append(l.cfg.Auditors, a)
 	}
 }
@@ -383,8 +383,9 @@ func (l *loader) extras(v *yaml11.Node) {
 	}
 	for i, k := range v.Keys {
 		name, e := k.Text(), v.Values[i]
-		if e.Kind != yaml11.Map && e.Kind != yaml11.Null {
-			l.errf(e.Line, "extra %q must be a map, not %s", name, e.RubyClass())
+		if e.Kind != yaml11.Map {
+			// `orgchart:` with no value is nil, which the reference cannot load either.
+			l.errf(e.Line, "extra %q must be a map (use {} for no settings), not %s", name, e.RubyClass())
 			continue
 		}
 		if p := e.Get("path"); p != nil {
@@ -412,9 +413,6 @@ func (l *loader) extras(v *yaml11.Node) {
 				oc.Err = fmt.Sprintf("The `manager_map_file` %s does not exist!", f.Str)
 			}
 		case "ldap_group":
-			if e.Kind == yaml11.Null {
-				e = &yaml11.Node{Kind: yaml11.Map, Line: e.Line}
-			}
 			l.cfg.LDAPGroup = e
 		default:
 			l.errf(k.Line, "Error loading %s: there is no built-in extra named %q (known: ldap_group, orgchart)", name, name)
@@ -423,19 +421,11 @@ func (l *loader) extras(v *yaml11.Node) {
 }
 
 func (l *loader) groups(g, backends *yaml11.Node) {
+	// Presets are checked only when an OU uses them, as in the reference.
 	presets := map[string]*yaml11.Node{}
 	if backends != nil {
 		for i, k := range backends.Keys {
-			b := backends.Values[i]
-			if b.Kind != yaml11.Map {
-				l.errf(b.Line, "Entitlements backend %q must be a map, not %s", k.Text(), b.RubyClass())
-				continue
-			}
-			if t := b.Get("type"); t == nil {
-				l.errf(b.Line, "Entitlements backend %q is missing a type!", k.Text())
-				continue
-			}
-			presets[k.Text()] = b
+			presets[k.Text()] = backends.Values[i]
 		}
 	}
 	for i, k := range g.Keys {
@@ -447,10 +437,15 @@ func (l *loader) groups(g, backends *yaml11.Node) {
 		merged := entry
 		if b := entry.Get("backend"); b != nil {
 			preset, ok := presets[b.Text()]
-			if !ok {
-				if backends == nil || backends.Get(b.Text()) == nil {
-					l.errf(b.Line, "Entitlements configuration group %q references non-existing backend %q!", key, b.Text())
-				}
+			switch {
+			case !ok:
+				l.errf(b.Line, "Entitlements configuration group %q references non-existing backend %q!", key, b.Text())
+				continue
+			case preset.Kind != yaml11.Map:
+				l.errf(preset.Line, "Entitlements backend %q must be a map, not %s", b.Text(), preset.RubyClass())
+				continue
+			case preset.Get("type") == nil:
+				l.errf(preset.Line, "Entitlements backend %q is missing a type!", b.Text())
 				continue
 			}
 			merged = mergeMaps(preset, entry, "backend")
@@ -734,8 +729,8 @@ func (l *loader) filters(v *yaml11.Node) {
 		}
 		for _, pk := range []string{"excluded_paths", "included_paths"} {
 			p := conf.Get(pk)
-			if p == nil {
-				continue
+			if p == nil || p.Kind == yaml11.Null {
+				continue // null means unset, as in the reference
 			}
 			if p.Kind != yaml11.Seq {
 				l.errf(p.Line, "filter %q: %s must be a list of strings", name, pk)

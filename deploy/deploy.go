@@ -182,10 +182,6 @@ func planGroups(ctx context.Context, tp *TargetPlan, groups []*calc.Group, opt O
 	var bad []string
 	for _, g := range groups {
 		d := &providers.Group{DN: g.DN, CN: g.CN, Description: g.Description, Members: g.Members, Metadata: g.Metadata}
-		if len(g.Members) == 0 && noMembersForbidden(g.Metadata) {
-			bad = append(bad, fmt.Sprintf("The group %s has no members! (metadata no_members_ok is false)", g.DN))
-			continue
-		}
 		if ds, ok := tp.provider.(providers.Desirer); ok {
 			if err := ds.Desire(tp.target, d); err != nil {
 				bad = append(bad, err.Error())
@@ -222,16 +218,6 @@ func planGroups(ctx context.Context, tp *TargetPlan, groups []*calc.Group, opt O
 		}
 	}
 	return nil
-}
-
-func noMembersForbidden(md map[string]any) bool {
-	switch v := md["no_members_ok"].(type) {
-	case bool:
-		return !v
-	case string:
-		return v == "false"
-	}
-	return false
 }
 
 // planMemberOf computes the member_of attribute of every person: the DNs of the groups of

@@ -198,19 +198,6 @@ func TestPartialFailure(t *testing.T) {
 	}
 }
 
-func TestNoMembersForbidden(t *testing.T) {
-	files := map[string]string{"defs/teams/sre.txt": "username = nobody\nmetadata_no_members_ok = false\n",
-		"defs/apps/ssh.txt": "username = alice\n", "defs/apps/wiki.txt": "username = carol\n"}
-	res, cfg := repo(t, files)
-	plan, err := deploy.Build(context.Background(), res, cfg, options(fake.New()))
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := plan.Err(); err == nil || !strings.Contains(err.Error(), "has no members") {
-		t.Fatalf("plan error: %v", err)
-	}
-}
-
 func TestMissingProviderIsReported(t *testing.T) {
 	res, cfg := repo(t, defs)
 	plan, err := deploy.Build(context.Background(), res, cfg, deploy.Options{})

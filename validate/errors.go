@@ -40,6 +40,7 @@ const (
 	KindUnsupported      Kind = "unsupported group file"
 	KindPeople           Kind = "invalid people data"
 	KindIO               Kind = "i/o error"
+	KindNoMembers        Kind = "empty group not allowed"
 )
 
 // Error is one problem found at load time. Path is relative to the base directory chosen by

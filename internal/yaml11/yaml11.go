@@ -177,8 +177,8 @@ func Parse(data []byte, opt Options) (*Node, []Warning, error) {
 	return root, c.warnings, nil
 }
 
-// parseSingleDocument runs yaml.v3 and insists on at most one document (nil
-// for an empty stream). It converts a panic inside yaml.v3 into an *Error;
+// parseSingleDocument runs yaml.v3 and returns the first document (nil for an
+// empty stream). It converts a panic inside yaml.v3 into an *Error;
 // the recover is confined to the third-party parser so that fuzzing still
 // exposes bugs in this package's own code.
 func parseSingleDocument(data []byte) (doc *yaml.Node, err error) {
@@ -195,15 +195,9 @@ func parseSingleDocument(data []byte) (doc *yaml.Node, err error) {
 		}
 		return nil, convertYAMLError(err)
 	}
-	var next yaml.Node
-	switch err := dec.Decode(&next); {
-	case errors.Is(err, io.EOF):
-		return doc, nil
-	case err != nil:
-		return nil, convertYAMLError(err)
-	default:
-		return nil, &Error{Line: next.Line, Msg: "more than one YAML document in the file (only one is allowed)"}
-	}
+	// Like Psych's load, only the first document counts: what follows a second `---` is
+	// never parsed (a trailing `---` is common in hand-written files).
+	return doc, nil
 }
 
 // convertYAMLError turns yaml.v3's "yaml: line N: msg" into an *Error.
