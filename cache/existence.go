@@ -1,7 +1,15 @@
-// Package cache holds the memoisation pieces the providers share: a known-existence memo (a
-// successful search of an LDAP base proves it exists, so nobody searches it again), a TTL
-// cache that coalesces concurrent loads of the same key into one request, and (with the
-// providers that use it) the predictive cache of the last applied state.
+// Package cache holds the memoisation pieces the providers share:
+//
+//   - Existence, a known-existence memo (a successful search of an LDAP base proves it
+//     exists, so nobody searches it again);
+//   - TTL, a cache loaded one key at a time that coalesces concurrent loads of the same key
+//     into one request (singleflight), with optional stale-while-revalidate;
+//   - Batched, a cache of values fetched many keys per request (one $batch, one `in` filter):
+//     concurrent calls share one fetch per key, the missing keys of a call are fetched
+//     together in one bulk fetch, "not found" is cached briefly, and stale-while-revalidate
+//     refreshes the expired keys of a call in one background fetch;
+//   - Predictive, the predictive cache of the last applied state (with the providers that
+//     use it).
 package cache
 
 import (

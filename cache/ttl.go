@@ -13,6 +13,10 @@ import (
 // an expired value is returned at once while one background load refreshes it (for
 // long-running embedders that prefer a slightly old answer to waiting). A zero TTL means
 // "never expires" (one load per key for the life of the cache, e.g. one run).
+//
+// TTL loads one key at a time. Values that are fetched many keys per request (a bulk or
+// batched API) belong in Batched, which coalesces per key in the same way without losing the
+// batching.
 type TTL[V any] struct {
 	// TTL is how long a loaded value is fresh. Zero: forever.
 	TTL time.Duration
@@ -59,11 +63,7 @@ func (c *TTL[V]) Get(ctx context.Context, key string, load func(context.Context)
 	if fresh {
 		return it.v, nil
 	}
-	maxStale := c.MaxStale
-	if maxStale == 0 {
-		maxStale = c.TTL
-	}
-	if ok && c.StaleWhile && now.Before(it.expires.Add(maxStale)) {
+	if ok && c.StaleWhile && now.Before(it.expires.Add(staleWindow(c.TTL, c.MaxStale))) {
 		go c.refresh(key, load)
 		return it.v, nil
 	}

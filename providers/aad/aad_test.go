@@ -410,8 +410,8 @@ func TestStaleWhileRevalidate(t *testing.T) {
 	}
 	deadline := time.Now().Add(5 * time.Second)
 	for {
-		e2, ok := p.svc.member.peek(gid)
-		if ok && e2.v.members[0].UPN == upn("u001") {
+		e2, ok := p.svc.member.Peek(gid)
+		if ok && e2.Value.members[0].UPN == upn("u001") {
 			break
 		}
 		if time.Now().After(deadline) {

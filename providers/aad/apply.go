@@ -125,13 +125,13 @@ func (p *Provider) Apply(ctx context.Context, _ *providers.Target, changes []*pr
 		if op.groupID != "" {
 			touched[op.groupID] = true
 		}
-		p.svc.groups.invalidate("nick:" + strings.ToLower(groupName(op.groupOf())))
+		p.svc.groups.Invalidate("nick:" + strings.ToLower(groupName(op.groupOf())))
 		if oid := objectID(op.groupOf()); oid != "" {
-			p.svc.groups.invalidate("id:" + strings.ToLower(oid))
+			p.svc.groups.Invalidate("id:" + strings.ToLower(oid))
 		}
 	}
 	for id := range touched {
-		p.svc.member.invalidate(id)
+		p.svc.member.Invalidate(id)
 	}
 	p.logWrites(ctx, ops)
 	return out
@@ -228,8 +228,8 @@ func (p *Provider) planWrites(ctx context.Context, ops []*changeOp, rs *readStat
 		}
 		for _, w := range op.writes {
 			if (w.kind == addMember || w.kind == removeMember) && w.objectID == "" {
-				if e, ok := p.svc.users.peek(strings.ToLower(p.upn(w.uid))); ok && e.found {
-					w.objectID = e.v
+				if e, ok := p.svc.users.Peek(strings.ToLower(p.upn(w.uid))); ok && e.Found {
+					w.objectID = e.Value
 				} else if l := strings.ToLower(p.upn(w.uid)); !seen[l] {
 					seen[l] = true
 					unknown = append(unknown, p.upn(w.uid))
@@ -392,7 +392,7 @@ func (p *Provider) readBack(ctx context.Context, unseen []*write) []*write {
 		if !seen[w.op.groupID] {
 			seen[w.op.groupID] = true
 			ids = append(ids, w.op.groupID)
-			p.svc.member.invalidate(w.op.groupID)
+			p.svc.member.Invalidate(w.op.groupID)
 		}
 	}
 	if len(ids) == 0 {

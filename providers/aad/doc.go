@@ -39,10 +39,10 @@
 // resolved by `userPrincipalName in (...)` only for desired members that no member list of
 // the target showed. Group lookups, member lists and users are cached for the Registry's life
 // (or Options.CacheTTL), "not found" only for Options.NegativeCacheTTL (default 1 minute),
-// and concurrent reads of the same key share one request. Writes are $batch items too:
-// POST .../members/$ref (400 "already exist" = already in state) and DELETE
-// .../members/{id}/$ref (404 = already gone; never the URL without /$ref, which deletes the
-// object itself). Throttling and retries follow spec 4.4; see runBatch. A write
-// whose reply was not seen or said 5xx is Unknown until read back, never simply failed nor
-// resent blind. Every write is logged at info level through Options.Logger.
+// and concurrent reads of the same key share one request without losing the batching
+// (cache.Batched). Writes are $batch items too: POST .../members/$ref (400 "already exist" =
+// already in state) and DELETE .../members/{id}/$ref (404 = already gone; never the URL
+// without /$ref, which deletes the object itself). Throttling and retries follow spec 4.4;
+// see runBatch. A write whose reply was not seen or said 5xx is Unknown until read back, never
+// simply failed nor resent blind. Every write is logged at info level through Options.Logger.
 package aad

@@ -124,17 +124,17 @@ func (s *service) lookupGroups(ctx context.Context, nicks, ids []string, fresh b
 	}
 	if fresh {
 		for _, k := range keys {
-			s.groups.invalidate(k)
+			s.groups.Invalidate(k)
 		}
 	}
-	got, err := s.groups.getMany(ctx, keys, s.fetchGroups)
+	got, err := s.groups.GetMany(ctx, keys, s.fetchGroups)
 	if err != nil {
 		return nil, err
 	}
 	out := make(map[string][]*groupInfo, len(got))
 	for k, e := range got {
-		if e.found {
-			out[k] = e.v
+		if e.Found {
+			out[k] = e.Value
 		}
 	}
 	return out, nil
@@ -221,14 +221,14 @@ func inFilter(prop string, vals []string) string {
 // readMembers returns the direct members of groups by object ID: one first-page request per
 // group, 20 per $batch, then further rounds for groups with more than 999 members.
 func (s *service) readMembers(ctx context.Context, ids []string) (map[string]*memberList, error) {
-	got, err := s.member.getMany(ctx, ids, s.fetchMembers)
+	got, err := s.member.GetMany(ctx, ids, s.fetchMembers)
 	if err != nil {
 		return nil, err
 	}
 	out := make(map[string]*memberList, len(got))
 	for k, e := range got {
-		if e.found {
-			out[k] = e.v
+		if e.Found {
+			out[k] = e.Value
 		}
 	}
 	return out, nil
@@ -256,7 +256,7 @@ func (s *service) fetchMembers(ctx context.Context, ids []string) (map[string]*m
 			if m.isUser() && m.UPN != "" {
 				// Every member read tells us a user's object ID: removals and re-adds need
 				// no lookup.
-				s.users.set(strings.ToLower(m.UPN), m.ID)
+				s.users.Set(strings.ToLower(m.UPN), m.ID)
 			}
 		}
 	}
@@ -270,14 +270,14 @@ func (s *service) resolveUsers(ctx context.Context, upns []string) (map[string]s
 	for i, u := range upns {
 		keys[i] = strings.ToLower(u)
 	}
-	got, err := s.users.getMany(ctx, keys, s.fetchUsers)
+	got, err := s.users.GetMany(ctx, keys, s.fetchUsers)
 	if err != nil {
 		return nil, err
 	}
 	out := make(map[string]string, len(got))
 	for k, e := range got {
-		if e.found {
-			out[k] = e.v
+		if e.Found {
+			out[k] = e.Value
 		}
 	}
 	return out, nil

@@ -11,6 +11,7 @@ import (
 	"github.com/Azure/azure-sdk-for-go/sdk/azcore"
 	"github.com/Azure/azure-sdk-for-go/sdk/azidentity"
 
+	"github.com/entitlements-go/entitlements/cache"
 	"github.com/entitlements-go/entitlements/config"
 	"github.com/entitlements-go/entitlements/internal/yaml11"
 	"github.com/entitlements-go/entitlements/providers"
@@ -79,9 +80,9 @@ func (r *Registry) Counters() map[string]int64 { return r.counters.snapshot() }
 // service is one Graph client with its caches.
 type service struct {
 	g      *graph
-	groups *bulkCache[[]*groupInfo] // "nick:<lower name>" or "id:<object id>" -> groups
-	member *bulkCache[*memberList]  // group object ID -> direct members
-	users  *bulkCache[string]       // lower-case UPN -> user object ID
+	groups *cache.Batched[[]*groupInfo] // "nick:<lower name>" or "id:<object id>" -> groups
+	member *cache.Batched[*memberList]  // group object ID -> direct members
+	users  *cache.Batched[string]       // lower-case UPN -> user object ID
 	log    func(msg string, args ...any)
 }
 
@@ -98,13 +99,14 @@ func (r *Registry) service(base string, cred azcore.TokenCredential, identity st
 	}
 	o := r.opt
 	s := &service{g: g,
-		groups: newBulkCache[[]*groupInfo](o.CacheTTL, o.NegativeCacheTTL, false, o.Now),
-		member: newBulkCache[*memberList](o.CacheTTL, o.NegativeCacheTTL, o.StaleWhileRevalidate, o.Now),
-		users:  newBulkCache[string](o.CacheTTL, o.NegativeCacheTTL, false, o.Now),
-		log:    o.Logger.Warn}
-	s.member.store.OnRefreshError = func(groupID string, err error) {
-		o.Logger.Warn("refreshing a cached member list failed; the stale list is served until it is too old", "group_id", groupID, "err", err)
-	}
+		groups: &cache.Batched[[]*groupInfo]{TTL: o.CacheTTL, NegativeTTL: o.NegativeCacheTTL, Now: o.Now},
+		member: &cache.Batched[*memberList]{TTL: o.CacheTTL, NegativeTTL: o.NegativeCacheTTL, Now: o.Now,
+			StaleWhile: o.StaleWhileRevalidate,
+			OnRefreshError: func(groupID string, err error) {
+				o.Logger.Warn("refreshing a cached member list failed; the stale list is served until it is too old", "group_id", groupID, "err", err)
+			}},
+		users: &cache.Batched[string]{TTL: o.CacheTTL, NegativeTTL: o.NegativeCacheTTL, Now: o.Now},
+		log:   o.Logger.Warn}
 	r.services[key] = s
 	return s, nil
 }
