@@ -85,3 +85,14 @@ func outcome(c *providers.Change, rs []userResult) providers.Outcome {
 	}
 	return o
 }
+
+// deleted classifies the answer to a DELETE: a 404 means it was already gone.
+func deleted(err error, format string, args ...any) userResult {
+	switch {
+	case err == nil:
+		return applied()
+	case httpStatus(err) == http.StatusNotFound:
+		return already()
+	}
+	return writeFailure(err, format, args...)
+}

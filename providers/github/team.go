@@ -768,15 +768,7 @@ func (p *TeamProvider) removeMember(ctx context.Context, slug, login string) use
 		_, err := p.s.gh.Teams.RemoveTeamMembershipBySlug(ctx, p.cfg.org, slug, login)
 		return err
 	})
-	var r userResult
-	switch {
-	case err == nil:
-		r = applied()
-	case httpStatus(err) == http.StatusNotFound:
-		r = already()
-	default:
-		r = writeFailure(err, "removing %s from team %s/%s", login, p.cfg.org, slug)
-	}
+	r := deleted(err, "removing %s from team %s/%s", login, p.cfg.org, slug)
 	p.logWrite("removed team membership", r, "team", slug, "user", login)
 	return r
 }
@@ -818,15 +810,7 @@ func (p *TeamProvider) deleteTeam(ctx context.Context, c *providers.Change) user
 		_, err := p.s.gh.Teams.DeleteTeamBySlug(ctx, p.cfg.org, slug)
 		return err
 	})
-	var r userResult
-	switch {
-	case err == nil:
-		r = applied()
-	case httpStatus(err) == http.StatusNotFound:
-		r = already()
-	default:
-		r = writeFailure(err, "deleting team %s/%s", p.cfg.org, slug)
-	}
+	r := deleted(err, "deleting team %s/%s", p.cfg.org, slug)
 	p.logWrite("deleted team", r, "team", slug, "members", strings.Join(c.Remove, ","))
 	return r
 }
