@@ -3,6 +3,7 @@ package github
 import (
 	"errors"
 	"fmt"
+	"net/http"
 	"strings"
 
 	"github.com/entitlements-go/entitlements/providers"
