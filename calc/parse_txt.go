@@ -345,7 +345,7 @@ func (p *parser) txtDescription(def *definition, ls []*txtLine) {
 
 // txtSingle checks a metadata_/modifier_ key: exactly one "=" line, no predicates.
 func (p *parser) txtSingle(key string, ls []*txtLine) (*txtLine, bool) {
-	prefix, name, _ := strings.Cut(key, "_")
+	_, name, _ := strings.Cut(key, "_")
 	if name == "" {
 		p.fail(ls[0].line, validate.KindMetadata, "cannot have a key named %q", key)
 		return nil, false
@@ -383,7 +383,6 @@ func (p *parser) txtSingle(key string, ls []*txtLine) (*txtLine, bool) {
 		p.fail(l.line, validate.KindMetadata, "the key %s cannot have additional setting(s) %q", key, word)
 		return nil, false
 	}
-	_ = prefix
 	return &txtLine{key: key, op: "=", value: strings.Trim(first, rubySpace), line: l.line}, true
 }
 
