@@ -135,17 +135,26 @@ func FirstValueOf(s, typ string) string {
 		}
 		return strings.TrimSpace(val)
 	}
+	if v, ok := d.FirstValue(typ); ok {
+		return v
+	}
+	return s
+}
+
+// FirstValue is the value of the first RDN of d (of attribute typ when that RDN has one, of
+// its first AVA otherwise), and false for a DN of fewer than two RDNs.
+func (d DN) FirstValue(typ string) (string, bool) {
 	if len(d) < 2 {
-		return s
+		return "", false
 	}
 	if typ != "" {
 		for _, a := range d[0] {
 			if strings.EqualFold(strings.TrimSpace(a.Type), typ) {
-				return a.Value
+				return a.Value, true
 			}
 		}
 	}
-	return d[0][0].Value
+	return d[0][0].Value, true
 }
 
 // EscapeValue escapes a string for use as an RDN value (RFC 4514 §2.4): the special

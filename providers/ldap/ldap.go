@@ -320,12 +320,24 @@ func entryGroup(e *goldap.Entry, keyAttr string) (*providers.Group, error) {
 	if g.Description == "" {
 		g.Description = g.CN
 	}
-	self := dn.Normalize(e.DN)
+	self, selfErr := dn.Parse(e.DN)
+	selfCN, _ := self.FirstValue("")
 	for _, m := range e.GetEqualFoldAttributeValues(memberAttr) {
-		if dn.Normalize(m) == self {
+		d, err := dn.Parse(m)
+		if err != nil {
+			g.Members = append(g.Members, dn.FirstValueOf(m, keyAttr))
 			continue
 		}
-		g.Members = append(g.Members, dn.FirstValueOf(m, keyAttr))
+		v, ok := d.FirstValue(keyAttr)
+		if !ok {
+			v = m
+		}
+		// Members are parsed once; the full comparison with the group's own DN is made only
+		// for the few whose first value is the group's cn.
+		if selfErr == nil && strings.EqualFold(v, selfCN) && d.Key() == self.Key() {
+			continue
+		}
+		g.Members = append(g.Members, v)
 	}
 	slices.Sort(g.Members)
 	return g, nil
