@@ -92,6 +92,20 @@ type Service struct {
 type baseRead struct {
 	missing bool
 	entries []*goldap.Entry
+
+	indexOnce sync.Once
+	index     map[string]*goldap.Entry // by DN key, built on the first lookup
+}
+
+// entry returns the entry of the read whose DN has key k, or nil.
+func (b *baseRead) entry(k string) *goldap.Entry {
+	b.indexOnce.Do(func() {
+		b.index = make(map[string]*goldap.Entry, len(b.entries))
+		for _, e := range b.entries {
+			b.index[dn.Normalize(e.DN)] = e
+		}
+	})
+	return b.index[k]
 }
 
 // Counters returns the service's counters.
@@ -658,11 +672,8 @@ func (g *GroupReader) ReadGroups(ctx context.Context, dns []string) (map[string]
 func (g *GroupReader) lookup(ctx context.Context, svc *Service, d string) (*goldap.Entry, error) {
 	if parent, ok := dn.ParentKey(d); ok {
 		if br, ok := svc.bases.Peek(parent); ok && !br.missing {
-			norm := dn.Normalize(d)
-			for _, e := range br.entries {
-				if dn.Normalize(e.DN) == norm {
-					return e, nil
-				}
+			if e := br.entry(dn.Normalize(d)); e != nil {
+				return e, nil
 			}
 			return nil, nil
 		}

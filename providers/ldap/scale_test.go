@@ -134,3 +134,48 @@ func TestOUsLargerThanOnePage(t *testing.T) {
 		t.Logf("plan %d: %v", i+1, again.counters)
 	}
 }
+
+// TestParentOUsCreatedFirst: a deeper base listed under a shorter key than its parent (so
+// applied before it) is created in one run, its missing parent OUs first.
+func TestParentOUsCreatedFirst(t *testing.T) {
+	srv := testldap.Start(t, testldap.Options{})
+	cfg := "configuration_path: ./defs\n" + ldapBackend(srv) + fmt.Sprintf(`groups:
+  c:
+    backend: test-ldap
+    base: ou=Child,ou=Middle,ou=Parent,ou=Groups,%[1]s
+    create_if_missing: true
+  the-parent:
+    backend: test-ldap
+    base: ou=Parent,ou=Groups,%[1]s
+    create_if_missing: true
+people:
+  yaml:
+    type: yaml
+    config:
+      filename: people.yaml
+people_data_source: yaml
+`, srv.Suffix)
+	dir := writeFiles(t, map[string]string{
+		"config.yaml":            cfg,
+		"people.yaml":            "---\nbob:\n  cn: bob\n",
+		"defs/c/kid.txt":         "username = bob\n",
+		"defs/the-parent/up.txt": "username = bob\n",
+	})
+	reg := ldapprov.NewRegistry(ldapprov.Options{})
+	defer reg.Close()
+	r := deployWith(t, reg, dir, true, deploy.Options{})
+	mustApply(t, r)
+	if r.plan.Targets[0].OU != "c" {
+		t.Fatalf("the child is not applied first (order %s, %s): the test does not test anything", r.plan.Targets[0].OU, r.plan.Targets[1].OU)
+	}
+	for _, d := range []string{"ou=Middle,ou=Parent,ou=Groups,", "cn=kid,ou=Child,ou=Middle,ou=Parent,ou=Groups,", "cn=up,ou=Parent,ou=Groups,"} {
+		if srv.Entry(t, d+srv.Suffix) == nil {
+			t.Errorf("%s%s was not created in the first run", d, srv.Suffix)
+		}
+	}
+	// The same registry plans nothing more: its base reads followed its writes.
+	again := deployWith(t, reg, dir, false, deploy.Options{})
+	if err := again.plan.Err(); err != nil || len(again.plan.Totals()) != 0 {
+		t.Errorf("plan after apply: %v %v", again.plan.Totals(), err)
+	}
+}
