@@ -9,6 +9,7 @@ import (
 	goldap "github.com/go-ldap/ldap/v3"
 
 	"github.com/entitlements-go/entitlements/deploy"
+	"github.com/entitlements-go/entitlements/internal/dn"
 	"github.com/entitlements-go/entitlements/internal/testldap"
 	"github.com/entitlements-go/entitlements/providers"
 	ldapprov "github.com/entitlements-go/entitlements/providers/ldap"
@@ -153,7 +154,7 @@ func memberValues(e *goldap.Entry) []string {
 		if v := e.GetAttributeValues(a); len(v) > 0 {
 			out := []string{}
 			for _, m := range v {
-				if !strings.EqualFold(m, e.DN) {
+				if !dn.Equal(m, e.DN) {
 					out = append(out, m)
 				}
 			}

@@ -100,7 +100,7 @@ func checkTree(t *testing.T, srv *testldap.Server, res *calc.Result) {
 	seen := 0
 	for ou, base := range synthBases {
 		for _, e := range srv.Search(t, base, "(cn=*)") {
-			if !strings.EqualFold(e.DN[strings.IndexByte(e.DN, ',')+1:], base) {
+			if parent, _ := dn.ParentKey(e.DN); parent != dn.Normalize(base) {
 				continue // an entry of a nested OU
 			}
 			g, ok := want[dn.Normalize(e.DN)]
@@ -174,7 +174,7 @@ func TestSynthDeploy(t *testing.T) {
 		for _, base := range synthBases {
 			n := int64(0)
 			for _, g := range res.Groups {
-				if dn.Equal(g.DN[strings.IndexByte(g.DN, ',')+1:], base) {
+				if parent, _ := dn.ParentKey(g.DN); parent == dn.Normalize(base) {
 					n++
 				}
 			}
