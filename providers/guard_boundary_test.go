@@ -336,3 +336,26 @@ func TestDiffMemberCase(t *testing.T) {
 		t.Errorf("add %q remove %q, want [Carol] [Dave]", c.Add, c.Remove)
 	}
 }
+
+// Changes that remove nobody are not losses: they never appear in the refusal's worst list.
+func TestGuardWorstListsOnlyLosses(t *testing.T) {
+	st := groups(map[string]int{"big": 40, "small": 4})
+	addOnly := &Change{Kind: UpdateGroup, DN: "cn=small", Current: st.Groups["cn=small"], Add: []string{"new"}}
+	ge := guardErr(t, DefaultGuard().Check("ou", st, []*Change{removeFrom(st, "big", 12), addOnly}))
+	if ge == nil || !slices.Equal(ge.Worst, []string{"cn=big -12"}) {
+		t.Errorf("worst: %+v", ge)
+	}
+	keeps := &Change{Kind: UpdatePerson, Person: "keeps", OldValues: []string{"cn=a"}, Values: []string{"cn=a", "cn=b"}}
+	var ch []*Change
+	for i := range 10 {
+		ch = append(ch, &Change{Kind: UpdatePerson, Person: fmt.Sprintf("p%d", i), OldValues: []string{"cn=a"}})
+	}
+	ge = guardErr(t, DefaultGuard().CheckPeople("shell", 20, append([]*Change{keeps}, ch[:2]...)))
+	if ge != nil {
+		t.Fatalf("2 removals refused: %v", ge)
+	}
+	ge = guardErr(t, Guard{MaxRemovalShare: 0.25, MinRemovals: 1}.CheckPeople("shell", 4, append([]*Change{keeps}, ch[:2]...)))
+	if ge == nil || !slices.Equal(ge.Worst, []string{"p0 -1", "p1 -1"}) && !slices.Equal(ge.Worst, []string{"p1 -1", "p0 -1"}) {
+		t.Errorf("worst: %+v", ge)
+	}
+}
