@@ -52,7 +52,7 @@ func newNoopScenario(tb testing.TB, people int, latency time.Duration) *noopScen
 	org := sc.cfg.OU(synth.OUGitHub).Settings.Get("org").Text()
 
 	// Seed the fake with the desired state: everyone in the org, every team as calculated.
-	sc.fake = fakegithub.New(fakegithub.Options{Token: "tok"})
+	sc.fake = fakegithub.New(fakegithub.Options{Token: "tok", Schema: fakegithub.TestSchema(tb)})
 	tb.Cleanup(sc.fake.Close)
 	for _, uid := range repo.People().UIDs() {
 		sc.fake.SetMember(org, uid, "member")

@@ -231,7 +231,7 @@ func TestPlannedTeamRemovalIsSentWhateverTheOrgSnapshotSays(t *testing.T) {
 	// The snapshot says frank is not an org member (it is older than his joining, or the
 	// member list missed him), but GitHub has him in the team: the planned removal must be
 	// sent, not reported as already done.
-	f := fakegithub.New(fakegithub.Options{Token: "tok"})
+	f := fakegithub.New(fakegithub.Options{Token: "tok", Schema: fakegithub.TestSchema(t)})
 	defer f.Close()
 	f.SetMember("acme", "alice", "member")
 	f.SetMember("acme", "frank", "member")
@@ -259,7 +259,7 @@ func TestPlannedTeamRemovalIsSentWhateverTheOrgSnapshotSays(t *testing.T) {
 }
 
 func TestInvalidLoginNeverReachesATeamPath(t *testing.T) {
-	f := fakegithub.New(fakegithub.Options{Token: "tok"})
+	f := fakegithub.New(fakegithub.Options{Token: "tok", Schema: fakegithub.TestSchema(t)})
 	defer f.Close()
 	f.SetMember("acme", "alice", "member")
 	f.AddTeam("acme", fakegithub.TeamSpec{Name: "eng", Members: []string{"alice"}})

@@ -14,6 +14,16 @@ import (
 	gh "github.com/google/go-github/v62/github"
 )
 
+// newServer starts a fake that validates GraphQL against GitHub's published schema (when
+// ../shared is there; see TestSchema).
+func newServer(t *testing.T, opt Options) *Server {
+	t.Helper()
+	opt.Schema = TestSchema(t)
+	s := New(opt)
+	t.Cleanup(s.Close)
+	return s
+}
+
 func client(t *testing.T, s *Server, enterprise bool) *gh.Client {
 	t.Helper()
 	c := gh.NewClient(s.Client()).WithAuthToken("tok")
@@ -48,8 +58,7 @@ func gql(t *testing.T, s *Server, query string, vars map[string]any) map[string]
 func TestRESTWithGoGitHub(t *testing.T) {
 	ctx := context.Background()
 	for _, enterprise := range []bool{false, true} {
-		s := New(Options{})
-		defer s.Close()
+		s := newServer(t, Options{})
 		c := client(t, s, enterprise)
 		for i := range 150 {
 			s.SetMember("acme", fmt.Sprintf("user%03d", i), "member")
@@ -94,8 +103,8 @@ func TestRESTWithGoGitHub(t *testing.T) {
 		if err != nil || child.GetPrivacy() != "closed" || child.GetParent().GetSlug() != "core-eng" {
 			t.Fatalf("child: %v %v", child, err)
 		}
-		if _, _, err := c.Teams.AddTeamMembershipBySlug(ctx, "acme", "kid", "newbie", nil); httpStatus(err) != 422 {
-			t.Fatalf("pending user added to team: %v", err)
+		if m, _, err := c.Teams.AddTeamMembershipBySlug(ctx, "acme", "kid", "newbie", nil); err != nil || m.GetState() != "pending" {
+			t.Fatalf("invited user added to team: %v %v", m, err)
 		}
 		tmm, _, err := c.Teams.AddTeamMembershipBySlug(ctx, "acme", "kid", "boss", &gh.TeamAddTeamMembershipOptions{Role: "maintainer"})
 		if err != nil || tmm.GetRole() != "maintainer" {
@@ -131,8 +140,7 @@ func httpStatus(err error) int {
 func itoa(i int) string { return fmt.Sprintf("%03d", i) }
 
 func TestGraphQLAliasesAndPages(t *testing.T) {
-	s := New(Options{})
-	defer s.Close()
+	s := newServer(t, Options{})
 	var members []string
 	for i := range 130 {
 		members = append(members, "m"+itoa(i))
@@ -175,14 +183,22 @@ func TestGraphQLAliasesAndPages(t *testing.T) {
 		t.Fatalf("stats %+v", st)
 	}
 
-	// Strictness: undeclared and unused variables, unknown fields, first > 100.
+	// Strictness, in GitHub's words: undeclared and unused variables, unknown fields and
+	// arguments, missing selections, first > 100 (an execution error), unknown fragments.
 	for _, bad := range []struct{ q, want string }{
-		{`query { organization(login: $org) { login } }`, "not declared"},
-		{`query($org: String!, $x: String) { organization(login: $org) { login } }`, "not used"},
-		{`query($org: String!) { organization(login: $org) { nope } }`, "doesn't exist"},
+		{`query { organization(login: $org) { login } }`, "Variable $org is used by anonymous query but not declared"},
+		{`query($org: String!, $x: String) { organization(login: $org) { login } }`, "Variable $x is declared by anonymous query but not used"},
+		{`query($org: String!) { organization(login: $org) { nope } }`, "Field 'nope' doesn't exist on type 'Organization'"},
+		{`query($org: String!) { organization(login: $org) { team(slug: "big", name: "x") { slug } } }`, "Field 'team' doesn't accept argument 'name'"},
+		{`query($org: String!) { organization(login: $org) { team { slug } } }`, "Field 'team' is missing required arguments: slug"},
+		{`query($org: String!) { organization(login: $org) { team(slug: "big") { parentTeam } } }`, "Field must have selections (field 'parentTeam' returns Team"},
+		{`query($org: String!) { organization(login: $org) { login { x } } }`, "Selections can't be made on scalars (field 'login' returns String! but has selections [x])"},
 		{`query($org: String!) { organization(login: $org) { team(slug: "big") { members(first: 101) { totalCount } } } }`, "exceeds"},
-		{`query($org: String!) { organization(login: $org) { ...F } }`, "fragments"},
+		{`query($org: String!) { organization(login: $org) { ...F } }`, `Unknown fragment \"F\"`},
 	} {
+		if s.opt.Schema == nil && !strings.Contains(bad.want, "exceeds") {
+			continue // checked only against the published schema
+		}
 		out := gql(t, s, bad.q, map[string]any{"org": "acme"})
 		b, _ := json.Marshal(out["errors"])
 		if !strings.Contains(string(b), bad.want) {
@@ -204,8 +220,7 @@ func TestGraphQLAliasesAndPages(t *testing.T) {
 }
 
 func TestOrgMembersGraphQL(t *testing.T) {
-	s := New(Options{})
-	defer s.Close()
+	s := newServer(t, Options{})
 	s.SetMember("acme", "Alice", "admin")
 	s.SetMember("acme", "bob", "member")
 	s.Invite("acme", "carol", "member")
@@ -220,8 +235,7 @@ func TestOrgMembersGraphQL(t *testing.T) {
 
 func TestFaults(t *testing.T) {
 	ctx := context.Background()
-	s := New(Options{MaxHang: 2 * time.Second})
-	defer s.Close()
+	s := newServer(t, Options{MaxHang: 2 * time.Second})
 	s.AddOrg("acme")
 	c := client(t, s, false)
 	s.AddFault(Fault{Method: "POST", Path: "/orgs/acme/teams", Kind: TooManyRequests, RetryAfter: 3 * time.Second, Times: 1})
@@ -268,8 +282,7 @@ func isAbuse(err error) bool {
 }
 
 func TestChildTeamsHookAndRemoveMember(t *testing.T) {
-	s := New(Options{Token: "tok"})
-	defer s.Close()
+	s := newServer(t, Options{Token: "tok"})
 	s.SetMember("acme", "alice", "member")
 	s.AddTeam("acme", TeamSpec{Name: "eng", Members: []string{"alice"}})
 	s.AddTeam("acme", TeamSpec{Name: "eng-web", Parent: "eng"})
@@ -297,5 +310,89 @@ func TestChildTeamsHookAndRemoveMember(t *testing.T) {
 	}
 	if eng, _ := s.Team("acme", "eng"); len(eng.Members) != 0 {
 		t.Fatalf("alice still in eng: %v", eng.Members)
+	}
+}
+
+// TestInventedFieldAnswersLikeGitHub: a document with a field the published schema does not
+// have is answered as GitHub answers it: HTTP 200, no data, an error with GitHub's message,
+// extensions.code undefinedField, the path from the operation, and the location.
+func TestInventedFieldAnswersLikeGitHub(t *testing.T) {
+	s := newServer(t, Options{})
+	if s.opt.Schema == nil {
+		t.Skip("GitHub's published schema is not available (see TestSchema)")
+	}
+	s.AddOrg("acme")
+	b, _ := json.Marshal(map[string]any{"query": "query($org: String!) {\n  organization(login: $org) { login inventedField }\n}",
+		"variables": map[string]any{"org": "acme"}})
+	req, _ := http.NewRequest(http.MethodPost, s.URL()+"/graphql", bytes.NewReader(b))
+	req.Header.Set("Authorization", "bearer tok")
+	resp, err := s.Client().Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	var out map[string]any
+	if err := json.NewDecoder(resp.Body).Decode(&out); err != nil {
+		t.Fatal(err)
+	}
+	if resp.StatusCode != http.StatusOK {
+		t.Fatalf("status %d, GitHub answers 200", resp.StatusCode)
+	}
+	if _, ok := out["data"]; ok {
+		t.Errorf("an invalid document has no data: %v", out)
+	}
+	got, _ := json.Marshal(out["errors"])
+	want := `[{"extensions":{"code":"undefinedField","fieldName":"inventedField","typeName":"Organization"},` +
+		`"locations":[{"column":37,"line":2}],"message":"Field 'inventedField' doesn't exist on type 'Organization'",` +
+		`"path":["query","organization","inventedField"]}]`
+	if string(got) != want {
+		t.Errorf("errors\n%s\nwant\n%s", got, want)
+	}
+	if st := s.Stats(); st.GraphQLOrgDocs != 0 || st.GraphQL != 1 {
+		t.Errorf("an invalid document was executed: %+v", st)
+	}
+}
+
+// TestVariablesAreCheckedAgainstTheirTypes: a variable of the wrong type (or a missing
+// required one) is refused before execution, as GitHub does.
+func TestVariablesAreCheckedAgainstTheirTypes(t *testing.T) {
+	s := newServer(t, Options{})
+	if s.opt.Schema == nil {
+		t.Skip("GitHub's published schema is not available (see TestSchema)")
+	}
+	s.AddOrg("acme")
+	for _, vars := range []map[string]any{{"org": 12}, {}, {"org": nil}} {
+		out := gql(t, s, `query($org: String!) { organization(login: $org) { login } }`, vars)
+		b, _ := json.Marshal(out["errors"])
+		if !strings.Contains(string(b), "Variable $org of type String! was provided invalid value") || out["data"] != nil {
+			t.Errorf("vars %v: %s", vars, b)
+		}
+	}
+	out := gql(t, s, `query($org: String!, $n: Int!) { organization(login: $org) { teams(first: $n) { totalCount } } }`,
+		map[string]any{"org": "acme", "n": 5})
+	if out["errors"] != nil {
+		t.Errorf("valid variables refused: %v", out["errors"])
+	}
+}
+
+// TestSchemaLoadsWithDuplicatesDropped: the published file defines two fields twice; the
+// loader drops the second definitions and the schema is otherwise complete.
+func TestSchemaLoadsWithDuplicatesDropped(t *testing.T) {
+	sc := TestSchema(t)
+	if sc == nil {
+		t.Skip("GitHub's published schema is not available")
+	}
+	def := sc.s.Types["EnterpriseOwnerInfo"]
+	n := 0
+	for _, f := range def.Fields {
+		if f.Name == "repositoryDeployKeySetting" {
+			n++
+		}
+	}
+	if n != 1 || sc.s.Types["Team"].Fields.ForName("invitations") == nil {
+		t.Fatalf("repositoryDeployKeySetting defined %d times; Team.invitations %v", n, sc.s.Types["Team"].Fields.ForName("invitations"))
+	}
+	if _, err := FindSchemaFile(t.TempDir()); !errors.Is(err, ErrNoSchema) {
+		t.Errorf("outside a module: %v, want ErrNoSchema", err)
 	}
 }
