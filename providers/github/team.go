@@ -485,6 +485,27 @@ func (p *TeamProvider) Apply(ctx context.Context, t *providers.Target, changes [
 				Err: fmt.Errorf("the GitHub team provider cannot apply %s changes", c.Kind)}
 		}
 	}
+	// A parent whose privacy changes (to closed: GitHub nests only under closed teams) is
+	// updated before any team is created under it or moved to it.
+	nesting := map[string]bool{}
+	for _, c := range changes {
+		if c.Kind == providers.CreateGroup || (c.Kind == providers.UpdateGroup && slices.Contains(c.AttrsChanged, "parent")) {
+			if ps := first(c.Desired.Attrs["parent"]); ps != "" {
+				nesting[ps] = true
+			}
+		}
+	}
+	var early, later []int
+	for _, i := range rest {
+		c := changes[i]
+		if c.Kind == providers.UpdateGroup && nesting[slugOf(c.Desired)] && slices.Contains(c.AttrsChanged, "privacy") {
+			early = append(early, i)
+		} else {
+			later = append(later, i)
+		}
+	}
+	forEach(len(early), p.writeSlots(), func(j int) { out[early[j]] = p.update(ctx, st, changes[early[j]]) })
+	rest = later
 	// Creates by level: a team whose parent is created in this run waits for it.
 	for len(pending) > 0 {
 		var level []int
