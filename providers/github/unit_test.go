@@ -289,3 +289,26 @@ func TestInvalidLoginNeverReachesATeamPath(t *testing.T) {
 		t.Fatal("team eng deleted")
 	}
 }
+
+func TestClassifyInviteRefusal(t *testing.T) {
+	resp := func(code int) *http.Response { return &http.Response{StatusCode: code, Request: &http.Request{}} }
+	for _, tc := range []struct {
+		name string
+		err  error
+		want inviteRefusal
+	}{
+		{"limit in a field error", &gh.ErrorResponse{Response: resp(422), Message: "Validation Failed",
+			Errors: []gh.Error{{Resource: "OrganizationInvitation", Code: "unprocessable", Field: "data", Message: "Over invitation rate limit"}}}, refusedLimit},
+		{"limit in the message", &gh.ErrorResponse{Response: resp(422), Message: "You have exceeded the invitation limit for this organization"}, refusedLimit},
+		{"invalid role", &gh.ErrorResponse{Response: resp(422), Message: "Validation Failed",
+			Errors: []gh.Error{{Resource: "OrganizationInvitation", Code: "invalid", Field: "role"}}}, refusedInvalid},
+		{"no reason given (a user who blocked the org)", &gh.ErrorResponse{Response: resp(422), Message: "Validation Failed",
+			Errors: []gh.Error{{Resource: "OrganizationInvitation", Code: "unprocessable", Field: "data"}}}, refusedOther},
+		{"not a 422", &gh.ErrorResponse{Response: resp(403), Message: "rate limit"}, refusedOther},
+		{"not a GitHub error", errors.New("rate limit"), refusedOther},
+	} {
+		if got := classifyInviteRefusal(tc.err); got != tc.want {
+			t.Errorf("%s: %d, want %d", tc.name, got, tc.want)
+		}
+	}
+}

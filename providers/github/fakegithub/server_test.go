@@ -396,3 +396,117 @@ func TestSchemaLoadsWithDuplicatesDropped(t *testing.T) {
 		t.Errorf("outside a module: %v, want ErrNoSchema", err)
 	}
 }
+
+// TestTokensAndTeamCreators: a user token sees itself as viewer and becomes the maintainer of
+// the teams it creates; an app installation token's viewer is its bot, GET /user answers 403,
+// and its teams start empty.
+func TestTokensAndTeamCreators(t *testing.T) {
+	ctx := context.Background()
+	for _, user := range []string{"", "Alice"} {
+		s := newServer(t, Options{TokenUser: user, AppSlug: "ent"})
+		s.SetMember("acme", "Alice", "admin")
+		c := client(t, s, false)
+		out := gql(t, s, `query { viewer { login } }`, nil)
+		b, _ := json.Marshal(out["data"])
+		wantViewer := map[string]string{"": `{"viewer":{"login":"ent[bot]"}}`, "Alice": `{"viewer":{"login":"Alice"}}`}[user]
+		if string(b) != wantViewer {
+			t.Errorf("token %q: viewer %s", user, b)
+		}
+		u, _, err := c.Users.Get(ctx, "")
+		if user == "" && httpStatus(err) != http.StatusForbidden || user != "" && u.GetLogin() != "Alice" {
+			t.Errorf("token %q: GET /user %v %v", user, u, err)
+		}
+		if _, _, err := c.Teams.CreateTeam(ctx, "acme", gh.NewTeam{Name: "eng"}); err != nil {
+			t.Fatal(err)
+		}
+		ti, _ := s.Team("acme", "eng")
+		want := map[string]string{}
+		if user != "" {
+			want["Alice"] = "maintainer"
+		}
+		if fmt.Sprint(ti.Members) != fmt.Sprint(want) {
+			t.Errorf("token %q: creator membership %v, want %v", user, ti.Members, want)
+		}
+	}
+}
+
+// TestSecretTeamsCannotBeParents: GitHub refuses to nest under a secret team, and to make a
+// parent secret.
+func TestSecretTeamsCannotBeParents(t *testing.T) {
+	ctx := context.Background()
+	s := newServer(t, Options{})
+	s.AddOrg("acme")
+	c := client(t, s, false)
+	secret, closed := "secret", "closed"
+	vault, _, err := c.Teams.CreateTeam(ctx, "acme", gh.NewTeam{Name: "vault", Privacy: &secret})
+	if err != nil {
+		t.Fatal(err)
+	}
+	id := vault.GetID()
+	if _, _, err := c.Teams.CreateTeam(ctx, "acme", gh.NewTeam{Name: "kid", ParentTeamID: &id}); httpStatus(err) != 422 {
+		t.Fatalf("child of a secret team: %v", err)
+	}
+	if _, _, err := c.Teams.EditTeamBySlug(ctx, "acme", "vault", gh.NewTeam{Name: "vault", Privacy: &closed}, false); err != nil {
+		t.Fatal(err)
+	}
+	if _, _, err := c.Teams.CreateTeam(ctx, "acme", gh.NewTeam{Name: "kid", ParentTeamID: &id}); err != nil {
+		t.Fatal(err)
+	}
+	if _, _, err := c.Teams.EditTeamBySlug(ctx, "acme", "vault", gh.NewTeam{Name: "vault", Privacy: &secret}, false); httpStatus(err) != 422 {
+		t.Fatalf("parent made secret: %v", err)
+	}
+}
+
+// TestPendingTeamMembershipAndInvitationLimits: adding a non-member to a team invites them
+// to the org for that team (pending; they join on accepting); invitations stop at the
+// 24-hour limit with a 422, and a user who blocked the org cannot be invited.
+func TestPendingTeamMembershipAndInvitationLimits(t *testing.T) {
+	ctx := context.Background()
+	now := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+	s := newServer(t, Options{InvitationLimit: 2, Now: func() time.Time { return now }})
+	s.AddUsers("erin", "frank", "gina", "zed")
+	s.SetMember("acme", "boss", "admin")
+	s.AddTeam("acme", TeamSpec{Name: "eng"})
+	s.Block("acme", "zed")
+	c := client(t, s, false)
+	m, _, err := c.Teams.AddTeamMembershipBySlug(ctx, "acme", "eng", "erin", &gh.TeamAddTeamMembershipOptions{Role: "maintainer"})
+	if err != nil || m.GetState() != "pending" {
+		t.Fatalf("team add of a non-member: %v %v", m, err)
+	}
+	if s.Pending("acme")["erin"] != "member" || s.TeamInvitations("acme", "eng")["erin"] != "maintainer" {
+		t.Fatalf("pending %v, team invitations %v", s.Pending("acme"), s.TeamInvitations("acme", "eng"))
+	}
+	out := gql(t, s, `query($org: String!) { organization(login: $org) { team(slug: "eng") {
+	  members(first: 10) { totalCount } invitations(first: 10) { nodes { invitee { login } role } } } pendingMembers(first: 10) { nodes { login } } } }`,
+		map[string]any{"org": "acme"})
+	b, _ := json.Marshal(out)
+	if !strings.Contains(string(b), `"invitations":{"nodes":[{"invitee":{"login":"erin"},"role":"DIRECT_MEMBER"}]}`) ||
+		!strings.Contains(string(b), `"members":{"totalCount":0}`) || !strings.Contains(string(b), `"pendingMembers":{"nodes":[{"login":"erin"}]}`) {
+		t.Fatalf("GraphQL %s", b)
+	}
+	member := "member"
+	if _, _, err := c.Organizations.EditOrgMembership(ctx, "zed", "acme", &gh.Membership{Role: &member}); httpStatus(err) != 422 {
+		t.Fatalf("blocked user invited: %v", err)
+	}
+	if _, _, err := c.Organizations.EditOrgMembership(ctx, "frank", "acme", &gh.Membership{Role: &member}); err != nil {
+		t.Fatal(err)
+	}
+	_, _, err = c.Organizations.EditOrgMembership(ctx, "gina", "acme", &gh.Membership{Role: &member})
+	var er *gh.ErrorResponse
+	if !errors.As(err, &er) || er.Response.StatusCode != 422 || len(er.Errors) != 1 || er.Errors[0].Message != "Over invitation rate limit" {
+		t.Fatalf("third invitation: %v", err)
+	}
+	// Changing a pending invitation's role is not a new invitation.
+	admin := "admin"
+	if m, _, err := c.Organizations.EditOrgMembership(ctx, "frank", "acme", &gh.Membership{Role: &admin}); err != nil || m.GetState() != "pending" {
+		t.Fatalf("role of a pending invitation: %v %v", m, err)
+	}
+	now = now.Add(25 * time.Hour)
+	if _, _, err := c.Organizations.EditOrgMembership(ctx, "gina", "acme", &gh.Membership{Role: &member}); err != nil {
+		t.Fatalf("a day later: %v", err)
+	}
+	s.Accept("acme", "erin")
+	if ti, _ := s.Team("acme", "eng"); ti.Members["erin"] != "maintainer" {
+		t.Fatalf("after accepting: %v", ti.Members)
+	}
+}
