@@ -312,3 +312,21 @@ func TestClassifyInviteRefusal(t *testing.T) {
 		}
 	}
 }
+
+// TestRefusedDocumentIsAnError: GitHub answers an invalid document with 200, errors whose
+// path starts at the operation, and no data; the client reports GitHub's message instead of
+// taking a path element for a failed alias or the missing data for a missing organization.
+func TestRefusedDocumentIsAnError(t *testing.T) {
+	f := fakegithub.New(fakegithub.Options{Token: "tok", Schema: fakegithub.TestSchema(t)})
+	defer f.Close()
+	if _, err := fakegithub.DefaultSchema(); err != nil {
+		t.Skip("GitHub's published schema is not available")
+	}
+	f.AddOrg("acme")
+	p := teamProvider(t, f)
+	_, err := p.s.graphql(context.Background(), `query($org: String!) { organization(login: $org) { t0: team(slug: "x") { slug inventedField } } }`,
+		map[string]any{"org": "acme"})
+	if err == nil || !strings.Contains(err.Error(), "GraphQL query refused: Field 'inventedField' doesn't exist on type 'Team'") {
+		t.Fatalf("err %v", err)
+	}
+}

@@ -510,3 +510,28 @@ func TestPendingTeamMembershipAndInvitationLimits(t *testing.T) {
 		t.Fatalf("after accepting: %v", ti.Members)
 	}
 }
+
+// recorder is a testing.TB that records what a helper says instead of failing.
+type recorder struct {
+	testing.TB
+	logs, fatals []string
+}
+
+func (r *recorder) Helper()                   {}
+func (r *recorder) Logf(f string, a ...any)   { r.logs = append(r.logs, fmt.Sprintf(f, a...)) }
+func (r *recorder) Fatalf(f string, a ...any) { r.fatals = append(r.fatals, fmt.Sprintf(f, a...)) }
+
+// TestMissingSchemaSkipsOutsideCIAndFailsInCI: without ../shared the fake does not validate
+// and the test says so; under CI=true the same absence fails the test.
+func TestMissingSchemaSkipsOutsideCIAndFailsInCI(t *testing.T) {
+	dir := t.TempDir()
+	load := func() (*Schema, error) { _, err := FindSchemaFile(dir); return nil, err }
+	r := &recorder{TB: t}
+	if s := schemaForTest(r, load, false); s != nil || len(r.fatals) != 0 || len(r.logs) != 1 || !strings.Contains(r.logs[0], "skipping") {
+		t.Errorf("outside CI: schema %v, logs %q, fatals %q", s, r.logs, r.fatals)
+	}
+	r = &recorder{TB: t}
+	if schemaForTest(r, load, true); len(r.fatals) != 1 || !strings.Contains(r.fatals[0], "not found") {
+		t.Errorf("under CI: logs %q, fatals %q", r.logs, r.fatals)
+	}
+}
