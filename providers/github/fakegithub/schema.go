@@ -6,6 +6,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"runtime"
 	"sync"
 	"testing"
 
@@ -94,19 +95,39 @@ func FindSchemaFile(dir string) (string, error) {
 	}
 }
 
-// defaultSchema caches the schema found from the working directory: loading it takes a
-// noticeable fraction of a second, and every test server of a process uses the same one.
-var defaultSchema = sync.OnceValues(func() (*Schema, error) {
+// schemaCache keeps the schema once found: loading it takes a noticeable fraction of a
+// second, and every test server of a process uses the same one. A failed search is not
+// kept (a test that changed directory first must not turn validation off for the others).
+var schemaCache struct {
+	mu sync.Mutex
+	s  *Schema
+}
+
+// DefaultSchema returns the published schema, found from the working directory or, failing
+// that, from this package's source directory (see FindSchemaFile), loaded once per process.
+func DefaultSchema() (*Schema, error) {
+	schemaCache.mu.Lock()
+	defer schemaCache.mu.Unlock()
+	if schemaCache.s != nil {
+		return schemaCache.s, nil
+	}
 	p, err := FindSchemaFile(".")
+	if err != nil {
+		_, src, _, ok := runtime.Caller(0)
+		if !ok || !filepath.IsAbs(src) {
+			return nil, err
+		}
+		if p, err = FindSchemaFile(filepath.Dir(src)); err != nil {
+			return nil, err
+		}
+	}
+	s, err := LoadSchema(p)
 	if err != nil {
 		return nil, err
 	}
-	return LoadSchema(p)
-})
-
-// DefaultSchema returns the published schema found from the working directory (see
-// FindSchemaFile), loaded once per process.
-func DefaultSchema() (*Schema, error) { return defaultSchema() }
+	schemaCache.s = s
+	return s, nil
+}
 
 // TestSchema returns the published schema for a test. When it is absent (a checkout without
 // ../shared) the test logs that GraphQL documents are not checked against it and gets nil
