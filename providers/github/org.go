@@ -280,7 +280,7 @@ func (p *OrgProvider) Apply(ctx context.Context, t *providers.Target, changes []
 		}
 		return out
 	}
-	list := slices.Collect(maps.Values(ops))
+	list := slices.SortedFunc(maps.Values(ops), func(a, b *orgOp) int { return strings.Compare(a.login, b.login) })
 	forEach(len(list), p.s.h.reg.opt.WriteConcurrency, func(i int) { list[i].res = p.write(ctx, st, list[i]) })
 	if left := p.s.invites.takeSkipped(p.gen); len(left) > 0 {
 		slices.Sort(left)
