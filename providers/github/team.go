@@ -29,7 +29,13 @@ import (
 //     maintainers alone, so a missing key never demotes everyone.
 //   - team_privacy: closed or secret. Used when a team is created (default closed) and
 //     enforced on existing teams only when the key is set (the Ruby plugin forced closed on
-//     every update).
+//     every update). GitHub nests teams only under closed parents: a plan that names a
+//     secret parent (by its file, or as read from GitHub when no file makes it closed) is
+//     refused, naming both files.
+//
+// A team created with a user token gets its creator as maintainer (GitHub does that; an app
+// installation token adds nobody): the creator is removed again in the same apply unless the
+// team's file wants them, so one apply converges whichever the token.
 //
 // Teams are deleted only with `delete_teams: true` on the OU; that makes the OU own every
 // team of the org (teams without a file are deleted), so do not enable it when several OUs
@@ -227,8 +233,8 @@ func (p *TeamProvider) recordTeam(slug string, g *providers.Group) error {
 }
 
 // LeftOut returns, per team slug, the desired members who were left out by the last Read
-// because they are not active members of the org (pending invitees included), as the Ruby
-// plugin ignores them. They are also logged as warnings.
+// because they are not members of the org (nor invited: see Pending), as the Ruby plugin
+// ignores them. They are also logged as warnings.
 func (p *TeamProvider) LeftOut() map[string][]string {
 	p.smu.Lock()
 	defer p.smu.Unlock()
