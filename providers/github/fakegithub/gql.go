@@ -104,9 +104,33 @@ type preparedOp struct {
 	def *ast.OperationDefinition
 }
 
-// prepare parses, validates and checks the variables of a document; errs are GitHub's answer
-// to a document that is not executed.
-func (s *Server) prepare(query, opName string, vars map[string]any) (preparedOp, []gqlError) {
+// parsedDoc is a document parsed and validated once; executions only read it.
+type parsedDoc struct {
+	doc  *ast.QueryDocument
+	errs []gqlError
+}
+
+// maxDocs bounds the documents kept: a client sends a handful of shapes (batched reads
+// differ only in their variables), so the cache is small and mostly hit.
+const maxDocs = 512
+
+// document parses and validates a query text, or returns the result of an earlier request
+// with the same text (validation does not depend on the variables).
+func (s *Server) document(query string) parsedDoc {
+	s.docMu.Lock()
+	defer s.docMu.Unlock()
+	if d, ok := s.docs[query]; ok {
+		return d
+	}
+	d := s.parse(query)
+	if len(s.docs) >= maxDocs {
+		clear(s.docs)
+	}
+	s.docs[query] = d
+	return d
+}
+
+func (s *Server) parse(query string) parsedDoc {
 	doc, err := parser.ParseQuery(&ast.Source{Input: query})
 	if err != nil {
 		var ge *gqlerror.Error
@@ -117,9 +141,9 @@ func (s *Server) prepare(query, opName string, vars map[string]any) (preparedOp,
 			} else {
 				out.Message = "Parse error: " + ge.Message
 			}
-			return preparedOp{}, []gqlError{out}
+			return parsedDoc{errs: []gqlError{out}}
 		}
-		return preparedOp{}, []gqlError{{Message: "Parse error: " + err.Error()}}
+		return parsedDoc{errs: []gqlError{{Message: "Parse error: " + err.Error()}}}
 	}
 	if s.opt.Schema != nil {
 		if list := validator.ValidateWithRules(s.opt.Schema.s, doc, githubRules(pathsOf(doc))); len(list) > 0 {
@@ -127,9 +151,20 @@ func (s *Server) prepare(query, opName string, vars map[string]any) (preparedOp,
 			for _, e := range list {
 				out = append(out, fromGQLError(e))
 			}
-			return preparedOp{}, out
+			return parsedDoc{errs: out}
 		}
 	}
+	return parsedDoc{doc: doc}
+}
+
+// prepare parses, validates and checks the variables of a document; errs are GitHub's answer
+// to a document that is not executed.
+func (s *Server) prepare(query, opName string, vars map[string]any) (preparedOp, []gqlError) {
+	pd := s.document(query)
+	if len(pd.errs) > 0 {
+		return preparedOp{}, pd.errs
+	}
+	doc := pd.doc
 	def := doc.Operations.ForName(opName)
 	if def == nil {
 		msg := "An operation name is required"

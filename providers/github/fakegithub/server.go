@@ -92,6 +92,9 @@ type Server struct {
 	stats    Stats
 	windows  map[string]*rateWindow
 	invites  []time.Time // org invitations sent, for InvitationLimit
+
+	docMu sync.Mutex
+	docs  map[string]parsedDoc // query text → parsed and validated document
 }
 
 type org struct {
@@ -165,7 +168,7 @@ func New(opt Options) *Server {
 		opt.AppSlug = "entitlements"
 	}
 	s := &Server{opt: opt, users: map[string]string{}, orgs: map[string]*org{}, nextID: 1000,
-		aliasErr: map[string]int{}, latency: opt.Latency, windows: map[string]*rateWindow{},
+		aliasErr: map[string]int{}, latency: opt.Latency, windows: map[string]*rateWindow{}, docs: map[string]parsedDoc{},
 		stats: Stats{Requests: map[string]int{}}}
 	s.srv = httptest.NewUnstartedServer(s)
 	s.srv.Config.ConnState = func(_ net.Conn, st http.ConnState) {
