@@ -914,6 +914,9 @@ func (p *TeamProvider) putResult(m *gh.Membership, err error, slug, login, role 
 	org := p.cfg.org
 	switch code := httpStatus(err); {
 	case err == nil:
+	case code == http.StatusUnprocessableEntity && classifyInviteRefusal(err) == refusedLimit:
+		// They left the org since it was read, so the add would have invited them back.
+		return skipped("%s: not added to team %s: no longer an org member, and %v (%s)", login, slug, ErrInvitationLimit, apiMessage(err))
 	case code == http.StatusUnprocessableEntity:
 		return skipped("%s: GitHub refused to add them to team %s as %s (%s)", login, slug, role, apiMessage(err))
 	case code == http.StatusNotFound && p.cfg.ignoreNotFound:

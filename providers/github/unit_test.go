@@ -330,3 +330,38 @@ func TestRefusedDocumentIsAnError(t *testing.T) {
 		t.Fatalf("err %v", err)
 	}
 }
+
+// TestOrgApplyRechecksSafety: Apply refuses on its own a set of changes that would demote the
+// token's own user, for callers that apply changes they did not plan with Read.
+func TestOrgApplyRechecksSafety(t *testing.T) {
+	f := fakegithub.New(fakegithub.Options{Token: "tok", TokenUser: "alice", Schema: fakegithub.TestSchema(t)})
+	defer f.Close()
+	f.SetMember("acme", "alice", "admin")
+	f.SetMember("acme", "bob", "member")
+	settings, _, err := yaml11.Parse([]byte("org: acme\ntoken: tok\n"), yaml11.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := NewRegistry(Options{BaseURL: f.URL() + "/"})
+	defer r.Close()
+	pv, err := r.Provider(&config.OU{Key: "github/org", Type: "github_org", Base: "ou=org,dc=example,dc=net", Settings: settings})
+	if err != nil {
+		t.Fatal(err)
+	}
+	p := pv.(*OrgProvider)
+	admin := &providers.Group{DN: "cn=admin,ou=org,dc=example,dc=net", CN: "admin", Members: []string{"bob"}}
+	member := &providers.Group{DN: "cn=member,ou=org,dc=example,dc=net", CN: "member", Members: []string{"alice"}}
+	f.ResetStats()
+	out := p.Apply(context.Background(), &providers.Target{}, []*providers.Change{
+		{Kind: providers.UpdateGroup, DN: admin.DN, Desired: admin, Add: []string{"bob"}, Remove: []string{"alice"}},
+		{Kind: providers.UpdateGroup, DN: member.DN, Desired: member, Add: []string{"alice"}, Remove: []string{"bob"}},
+	})
+	for _, o := range out {
+		if o.Status != providers.Failed || !errors.Is(o.Err, ErrUnsafeOrgChange) {
+			t.Errorf("%s: %s %v", o.Change, o.Status, o.Err)
+		}
+	}
+	if st := f.Stats(); st.Writes != 0 {
+		t.Errorf("wrote %v", st.Requests)
+	}
+}
