@@ -3,11 +3,11 @@ package calc
 import (
 	"context"
 	"fmt"
-	"os"
 	"slices"
 	"strings"
 
 	"github.com/entitlements-go/entitlements/internal/dn"
+	"github.com/entitlements-go/entitlements/internal/safefile"
 	"github.com/entitlements-go/entitlements/internal/yaml11"
 )
 
@@ -61,7 +61,7 @@ type LDAPSnapshot struct {
 
 // LoadLDAPSnapshot reads a snapshot file.
 func LoadLDAPSnapshot(path string) (*LDAPSnapshot, error) {
-	data, err := os.ReadFile(path)
+	data, err := safefile.Read(path, safefile.Options{})
 	if err != nil {
 		return nil, fmt.Errorf("ldap groups snapshot: %w", err)
 	}

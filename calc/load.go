@@ -13,6 +13,7 @@ import (
 
 	"github.com/RoaringBitmap/roaring/v2"
 	"github.com/entitlements-go/entitlements/config"
+	"github.com/entitlements-go/entitlements/internal/safefile"
 	"github.com/entitlements-go/entitlements/internal/yaml11"
 	"github.com/entitlements-go/entitlements/people"
 	"github.com/entitlements-go/entitlements/validate"
@@ -143,7 +144,7 @@ func load(ctx context.Context, path string, opt Options) (*Repo, *validate.Colle
 		classes = append(classes, k)
 	}
 	cfg, warns, err := config.Load(path, config.Options{Getenv: opt.Getenv, Types: opt.Types,
-		FilterClasses: classes, BaseDir: opt.BaseDir})
+		FilterClasses: classes, BaseDir: opt.BaseDir, MaxFileSize: opt.MaxFileSize})
 	if err != nil {
 		return nil, nil, err
 	}
@@ -217,7 +218,7 @@ func (r *Repo) loadPeople(ctx context.Context, c *validate.Collector) error {
 	mmDone := make(chan mmResult, 1)
 	if oc := r.cfg.Orgchart; oc != nil && oc.Err == "" {
 		go func() {
-			m, err := people.LoadManagerMap(oc.ManagerMapFile)
+			m, err := people.LoadManagerMapFile(oc.ManagerMapFile, r.opt.MaxFileSize)
 			mmDone <- mmResult{m, err}
 		}()
 	}
@@ -299,7 +300,7 @@ func (r *Repo) readPeople(ctx context.Context, src *config.PeopleSource, depth i
 		}
 		path := r.peoplePath(f.Str)
 		r.opt.Logger.Debug("reading people", "source", src.Name, "path", path)
-		return people.LoadYAML(path)
+		return people.LoadYAMLFile(path, r.opt.MaxFileSize)
 	case "dummy":
 		return nil, nil
 	case "combined":
@@ -614,9 +615,9 @@ func (r *Repo) parse(g *group) {
 			Msg: "unsupported group file: Ruby rule files cannot be evaluated; convert it to .yaml or .txt, or register a Go rule method through calc.Options.Methods"})
 		return
 	}
-	data, err := os.ReadFile(g.path)
+	data, err := r.readGroupFile(g)
 	if err != nil {
-		g.perrs = append(g.perrs, &validate.Error{Path: g.rel, Kind: validate.KindIO, Msg: err.Error(), Err: err})
+		g.perrs = append(g.perrs, &validate.Error{Path: g.rel, Kind: validate.KindIO, Msg: safefile.Reason(err), Err: err})
 		return
 	}
 	p := &parser{rel: g.rel, today: r.today, ignoreExp: r.ignore, methods: r.methods,
@@ -635,4 +636,14 @@ func (r *Repo) parse(g *group) {
 	}
 	def.expired = p.expired
 	g.def = def
+}
+
+// readGroupFile reads one group file: a regular file within the size cap that, unless
+// Options.AllowSymlinksOutside, resolves inside the config tree.
+func (r *Repo) readGroupFile(g *group) ([]byte, error) {
+	o := safefile.Options{MaxSize: r.opt.MaxFileSize}
+	if !r.opt.AllowSymlinksOutside {
+		o.Roots = []string{r.cfg.ConfigurationPath, r.cfg.Dir, g.ou.Dir}
+	}
+	return safefile.Read(g.path, o)
 }

@@ -13,6 +13,7 @@ import (
 	"strings"
 
 	"github.com/entitlements-go/entitlements/internal/erb"
+	"github.com/entitlements-go/entitlements/internal/safefile"
 	"github.com/entitlements-go/entitlements/internal/yaml11"
 	"github.com/entitlements-go/entitlements/validate"
 )
@@ -47,6 +48,8 @@ type Options struct {
 	FilterClasses []string
 	// BaseDir is the directory error paths are shown relative to. Default: the working directory.
 	BaseDir string
+	// MaxFileSize caps the config file's size in bytes. Default 0: 64 MiB; negative: no cap.
+	MaxFileSize int64
 }
 
 // Config is a loaded, validated configuration.
@@ -177,10 +180,10 @@ func Load(path string, opt Options) (*Config, []validate.Warning, error) {
 		base, _ = os.Getwd()
 	}
 	rel := RelPath(base, abs)
-	data, err := os.ReadFile(abs)
+	data, err := safefile.Read(abs, safefile.Options{MaxSize: opt.MaxFileSize})
 	if err != nil {
 		return nil, nil, &validate.Error{Path: rel, Kind: validate.KindConfig,
-			Msg: "cannot read configuration file: " + err.Error(), Err: err}
+			Msg: "cannot read configuration file: " + safefile.Reason(err), Err: err}
 	}
 	return Parse(abs, data, opt)
 }

@@ -3,10 +3,10 @@ package people
 import (
 	"errors"
 	"fmt"
-	"os"
 	"strings"
 
 	"github.com/RoaringBitmap/roaring/v2"
+	"github.com/entitlements-go/entitlements/internal/safefile"
 	"github.com/entitlements-go/entitlements/internal/yaml11"
 )
 
@@ -34,8 +34,12 @@ type Orgchart struct {
 }
 
 // LoadManagerMap reads a manager map file: lower-case uid → {manager: uid, ...}.
-func LoadManagerMap(path string) (map[string]string, error) {
-	data, err := os.ReadFile(path)
+func LoadManagerMap(path string) (map[string]string, error) { return LoadManagerMapFile(path, 0) }
+
+// LoadManagerMapFile is LoadManagerMap with a size cap in bytes (0: the default of 64 MiB;
+// negative: none). Only a regular file is read.
+func LoadManagerMapFile(path string, maxSize int64) (map[string]string, error) {
+	data, err := safefile.Read(path, safefile.Options{MaxSize: maxSize})
 	if err != nil {
 		return nil, fmt.Errorf("manager map: %w", err)
 	}

@@ -6,10 +6,10 @@ package people
 
 import (
 	"fmt"
-	"os"
 	"slices"
 	"strings"
 
+	"github.com/entitlements-go/entitlements/internal/safefile"
 	"github.com/entitlements-go/entitlements/internal/yaml11"
 )
 
@@ -84,8 +84,12 @@ func (d *Directory) UIDs() []string {
 
 // LoadYAML reads a YAML people file: a map uid → attribute map. Attribute values may be any
 // scalar, list or map (as the reference accepts in production); null values are dropped.
-func LoadYAML(path string) ([]Person, error) {
-	data, err := os.ReadFile(path)
+func LoadYAML(path string) ([]Person, error) { return LoadYAMLFile(path, 0) }
+
+// LoadYAMLFile is LoadYAML with a size cap in bytes (0: the default of 64 MiB; negative:
+// none). Only a regular file is read.
+func LoadYAMLFile(path string, maxSize int64) ([]Person, error) {
+	data, err := safefile.Read(path, safefile.Options{MaxSize: maxSize})
 	if err != nil {
 		return nil, fmt.Errorf("people file: %w", err)
 	}

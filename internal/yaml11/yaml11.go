@@ -122,6 +122,11 @@ type Options struct {
 	// people and manager-map files (Psych with permitted_classes: [Date]).
 	// When false they are an error, as in the config file.
 	AllowDates bool
+	// AllowControl accepts control characters in scalars. By default a scalar holding one
+	// (other than tab and line feed: C0, DEL, C1, also when written as an escape such as
+	// "\0") is an error, because a NUL in a username silently matches nobody and one in a
+	// description is sent to a provider.
+	AllowControl bool
 }
 
 // Error is a load failure, with the 1-based line it was found on (0 when
@@ -169,7 +174,7 @@ func Parse(data []byte, opt Options) (*Node, []Warning, error) {
 		return &Node{Kind: Null, Line: 1}, nil, nil
 	}
 	top := doc.Content[0]
-	c := converter{allowDates: opt.AllowDates, slab: make([]Node, countNodes(top))}
+	c := converter{allowDates: opt.AllowDates, allowControl: opt.AllowControl, slab: make([]Node, countNodes(top))}
 	root, err := c.convert(top)
 	if err != nil {
 		return nil, nil, err
@@ -226,9 +231,10 @@ func countNodes(y *yaml.Node) int {
 }
 
 type converter struct {
-	allowDates bool
-	warnings   []Warning
-	slab       []Node
+	allowDates   bool
+	allowControl bool
+	warnings     []Warning
+	slab         []Node
 }
 
 func (c *converter) newNode() *Node {
@@ -293,6 +299,11 @@ func (c *converter) convert(y *yaml.Node) (*Node, error) {
 
 func (c *converter) scalar(n *Node, y *yaml.Node, tagged bool) error {
 	n.Str = y.Value
+	if !c.allowControl {
+		if r, bad := controlIn(y.Value); bad {
+			return &Error{Line: y.Line, Msg: fmt.Sprintf("control character U+%04X in a value (values may contain tabs, not control characters)", r)}
+		}
+	}
 	quoted := y.Style&(yaml.DoubleQuotedStyle|yaml.SingleQuotedStyle|yaml.LiteralStyle|yaml.FoldedStyle) != 0
 	n.Quoted = quoted
 	switch {
@@ -483,3 +494,13 @@ func (n *Node) Get(key string) *Node {
 
 // IsString reports whether n is a String node (false for nil).
 func (n *Node) IsString() bool { return n != nil && n.Kind == String }
+
+// controlIn finds a control character other than tab and line feed.
+func controlIn(s string) (rune, bool) {
+	for _, r := range s {
+		if r < 0x20 && r != '\t' && r != '\n' || r == 0x7f || r >= 0x80 && r <= 0x9f {
+			return r, true
+		}
+	}
+	return 0, false
+}
