@@ -14,15 +14,41 @@ import (
 // ["a", "b"], {"foo"=>"bar"} (the Ruby < 3.4 Hash format). Dates render as
 // #<Date: 2018-04-01>, a shortened form of Ruby's Date#inspect, which also
 // prints Julian day numbers nobody compares.
+//
+// Secrets are never rendered: the value of a map key that SecretKey recognises, and every
+// scalar that came from environment substitution, print as [FILTERED].
 func (n *Node) Inspect() string {
 	var b strings.Builder
 	n.inspect(&b)
 	return b.String()
 }
 
+// Filtered replaces a secret in messages.
+const Filtered = "[FILTERED]"
+
+// SecretKey reports whether a configuration key names a secret whose value no message may
+// show: *pw, *passw*, *secret*, *token*, *sshkey*, *ssh_key*, *private_key*, *privatekey*,
+// *credential*, *api_key*, *apikey*.
+func SecretKey(k string) bool {
+	k = strings.ToLower(k)
+	if strings.HasSuffix(k, "pw") {
+		return true
+	}
+	for _, w := range []string{"passw", "secret", "token", "sshkey", "ssh_key", "private_key", "privatekey", "credential", "api_key", "apikey"} {
+		if strings.Contains(k, w) {
+			return true
+		}
+	}
+	return false
+}
+
 func (n *Node) inspect(b *strings.Builder) {
 	if n == nil {
 		b.WriteString("nil")
+		return
+	}
+	if n.Substituted {
+		b.WriteString(Filtered)
 		return
 	}
 	switch n.Kind {
@@ -53,7 +79,9 @@ func (n *Node) inspect(b *strings.Builder) {
 			}
 			k.inspect(b)
 			b.WriteString("=>")
-			if i < len(n.Values) {
+			if i < len(n.Values) && n.Values[i] != nil && n.Values[i].Kind != Null && SecretKey(k.Text()) {
+				b.WriteString(Filtered)
+			} else if i < len(n.Values) {
 				n.Values[i].inspect(b)
 			} else {
 				b.WriteString("nil")

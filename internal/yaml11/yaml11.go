@@ -78,6 +78,9 @@ type Node struct {
 	// duplicate key keeps the position of its first occurrence and takes the
 	// value of its last one, as a Ruby Hash does when Psych assigns into it.
 	Keys, Values []*Node
+	// Substituted marks a scalar whose text came (partly) from environment substitution
+	// (see Substitute): messages must not quote it.
+	Substituted bool
 
 	// bigInt holds the decimal digits of an integer too large for int64.
 	// Such a node has Kind Float (so numeric callers still get a value) but
@@ -503,4 +506,63 @@ func controlIn(s string) (rune, bool) {
 		}
 	}
 	return 0, false
+}
+
+// Substitute replaces the text of every scalar (keys included) through expand, which puts the
+// deferred values of environment substitution back into the parsed tree. A changed scalar is a
+// String holding exactly the expanded text, with Substituted set, so that a value is never
+// read as YAML. Two cases keep a YAML meaning, because configs rely on them: a plain scalar
+// that was exactly one empty substitution is Null (as `key:` with nothing after it), and one
+// that was exactly one substitution of `true`, `false` or a decimal integer is a Bool or Int
+// (its Str is still the text as given).
+func (n *Node) Substitute(expand func(string) (out string, subst, whole bool)) {
+	if n == nil {
+		return
+	}
+	switch n.Kind {
+	case Seq:
+		for _, it := range n.Items {
+			it.Substitute(expand)
+		}
+		return
+	case Map:
+		for i, k := range n.Keys {
+			k.Substitute(expand)
+			n.Values[i].Substitute(expand)
+		}
+		n.index, n.indexLen = nil, 0
+		return
+	}
+	out, subst, whole := expand(n.Str)
+	if !subst {
+		return
+	}
+	line, quoted := n.Line, n.Quoted
+	*n = Node{Kind: String, Line: line, Str: out, Quoted: quoted, Substituted: true}
+	if !whole || quoted {
+		return
+	}
+	switch {
+	case out == "":
+		n.Kind = Null
+	case out == "true" || out == "false":
+		n.Kind, n.Bool = Bool, out == "true"
+	case decimal(out):
+		if v, err := strconv.ParseInt(out, 10, 64); err == nil {
+			n.Kind, n.Int = Int, v
+		}
+	}
+}
+
+func decimal(s string) bool {
+	t := strings.TrimPrefix(s, "-")
+	if t == "" || len(t) > 1 && t[0] == '0' {
+		return false
+	}
+	for i := 0; i < len(t); i++ {
+		if t[i] < '0' || t[i] > '9' {
+			return false
+		}
+	}
+	return true
 }
