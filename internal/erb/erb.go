@@ -81,7 +81,7 @@ func (r *Rendered) Expand(s string) (out string, subst, whole bool) {
 		n, err := strconv.Atoi(rest[j:k])
 		if err != nil || k >= len(rest) || rest[k] != '_' || n >= len(r.Values) {
 			// Not one of ours (a value cannot contain the token: it is chosen per source).
-			b.WriteString(rest[:j])
+			b.WriteString(rest[i:j])
 			rest = rest[j:]
 			continue
 		}

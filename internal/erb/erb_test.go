@@ -274,3 +274,33 @@ func FuzzRender(f *testing.F) {
 		}
 	})
 }
+
+func TestRenderDeferred(t *testing.T) {
+	env := func(k string) (string, bool) {
+		v, ok := map[string]string{"A": "*x", "B": "erbvalue0_", "C": ""}[k]
+		return v, ok
+	}
+	src := []byte("a: <%= ENV['A'] %>\nb: x${B}y\nc: ${C}\nd: <%= ENV.fetch('Z', 'dflt') %>\n")
+	rd, _, err := RenderDeferred(src, Options{Getenv: env})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if bytes.Contains(rd.Text, []byte("*x")) {
+		t.Fatalf("values or a colliding token in the text: %q (token %q)", rd.Text, rd.Token)
+	}
+	lines := strings.Split(strings.TrimSpace(string(rd.Text)), "\n")
+	want := []struct {
+		out          string
+		subst, whole bool
+	}{{"*x", true, true}, {"xerbvalue0_y", true, false}, {"", true, true}, {"dflt", true, true}}
+	for i, l := range lines {
+		_, v, _ := strings.Cut(l, ": ")
+		out, subst, whole := rd.Expand(v)
+		if out != want[i].out || subst != want[i].subst || whole != want[i].whole {
+			t.Errorf("line %d: Expand(%q) = %q %v %v, want %+v", i+1, v, out, subst, whole, want[i])
+		}
+	}
+	if out, subst, _ := rd.Expand("plain " + rd.Token + "99_"); subst || out != "plain "+rd.Token+"99_" {
+		t.Errorf("unknown index expanded: %q", out)
+	}
+}
