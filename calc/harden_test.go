@@ -10,6 +10,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/entitlements-go/entitlements/config"
+	"github.com/entitlements-go/entitlements/people"
 	"github.com/entitlements-go/entitlements/validate"
 )
 
@@ -208,5 +210,35 @@ func TestControlCharactersRefused(t *testing.T) {
 				t.Fatalf("err = %v, want a %s control character error", err, c.kind)
 			}
 		})
+	}
+}
+
+// Issue 10 item 7: a people source that yields nobody fails the load unless allowed.
+func TestEmptyPeopleSourceRefused(t *testing.T) {
+	for name, body := range map[string]string{"empty file": "", "comments only": "# nobody\n", "empty map": "{}\n"} {
+		t.Run(name, func(t *testing.T) {
+			files := map[string]string{"people.yaml": body, "ldap-config/a/x.txt": "username = bob\n"}
+			_, err := loadWith(t, files, nil, Options{})
+			if !errors.Is(err, ErrNoPeople) || !validate.HasKind(err, validate.KindPeople) {
+				t.Fatalf("err = %v, want ErrNoPeople", err)
+			}
+			repo, err := loadWith(t, files, nil, Options{AllowEmptyPeople: true})
+			if err != nil {
+				t.Fatalf("allowed: %v", err)
+			}
+			res, err := repo.Calculate(context.Background())
+			if err != nil || len(res.Group("a/x").Members) != 0 {
+				t.Fatalf("allowed: %v", err)
+			}
+		})
+	}
+	// The same through a people loader (an LDAP base that returns nobody).
+	files := map[string]string{"ldap-config/a/x.txt": "username = bob\n",
+		"config.yaml": strings.Replace(conf{}.String(), "type: yaml", "type: ldap", 1)}
+	_, err := loadWith(t, files, nil, Options{People: func(context.Context, *config.PeopleSource) ([]people.Person, error) {
+		return nil, nil
+	}})
+	if !errors.Is(err, ErrNoPeople) {
+		t.Fatalf("ldap loader: err = %v, want ErrNoPeople", err)
 	}
 }

@@ -122,6 +122,10 @@ type dirEntry struct {
 	name, cn, ext string
 }
 
+// ErrNoPeople is the cause of the load error for a people source that yields nobody (see
+// Options.AllowEmptyPeople).
+var ErrNoPeople = errors.New("people source yields no people")
+
 // Load reads the config file at path and everything a run needs, validates all of it and
 // builds the dependency graph. Every problem is returned together as a validate.List.
 func Load(ctx context.Context, path string, opt Options) (*Repo, error) {
@@ -231,6 +235,12 @@ func (r *Repo) loadPeople(ctx context.Context, c *validate.Collector) error {
 			c.AddError(&validate.Error{Path: r.cfg.Rel(r.cfg.File), Line: src.Line, Kind: validate.KindPeople,
 				Msg: fmt.Sprintf("people source %q: %v", src.Name, err), Err: err})
 		}
+		return c.Err()
+	}
+	if len(persons) == 0 && src.Type != "dummy" && !r.opt.AllowEmptyPeople {
+		c.AddError(&validate.Error{Path: r.cfg.Rel(r.cfg.File), Line: src.Line, Kind: validate.KindPeople,
+			Msg: fmt.Sprintf("people source %q yields no people; refusing to calculate, since every group would lose every member (allow an empty source explicitly if this is intended)", src.Name),
+			Err: ErrNoPeople})
 		return c.Err()
 	}
 	dir, err := people.NewDirectory(persons)

@@ -91,6 +91,8 @@ type common struct {
 	ignoreExp  bool
 	verbose    bool
 	cpuprofile string
+	// allowEmptyPeople accepts a people source that yields nobody.
+	allowEmptyPeople bool
 	// full ignores the predictive state (plan and apply).
 	full bool
 	// stopProfile flushes the CPU profile; commands defer c.stop().
@@ -126,6 +128,7 @@ func (c *common) register(fs *flag.FlagSet) {
 	fs.BoolVar(&c.ignoreExp, "ignore-expirations", false, "treat nothing as expired")
 	fs.BoolVar(&c.verbose, "v", false, "log debug output to stderr")
 	fs.StringVar(&c.cpuprofile, "cpuprofile", "", "write a CPU profile (pprof) of the run to this file")
+	fs.BoolVar(&c.allowEmptyPeople, "allow-empty-people", false, "accept a people source that yields no people (by default the run fails: every group would lose every member)")
 }
 
 func (c *common) options(stderr io.Writer) (calc.Options, error) {
@@ -140,6 +143,7 @@ func (c *common) options(stderr io.Writer) (calc.Options, error) {
 	opt := calc.Options{
 		Strict:            c.strict,
 		IgnoreExpirations: c.ignoreExp,
+		AllowEmptyPeople:  c.allowEmptyPeople,
 		Logger:            c.logger,
 	}
 	if c.now != "" {
@@ -229,6 +233,9 @@ func printErr(stderr io.Writer, err error) {
 			fmt.Fprintln(stderr, e.Error())
 		}
 		fmt.Fprintf(stderr, "%d error(s)\n", len(list))
+		if errors.Is(err, calc.ErrNoPeople) {
+			fmt.Fprintln(stderr, "(pass --allow-empty-people if an empty people source is intended)")
+		}
 		return
 	}
 	fmt.Fprintf(stderr, "entitlements: %v\n", err)
