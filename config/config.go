@@ -14,6 +14,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/entitlements-go/entitlements/internal/dn"
 	"github.com/entitlements-go/entitlements/internal/erb"
 	"github.com/entitlements-go/entitlements/internal/safefile"
 	"github.com/entitlements-go/entitlements/internal/yaml11"
@@ -496,6 +497,7 @@ func (l *loader) groups(g, backends *yaml11.Node) {
 	for _, ou := range l.cfg.OUs {
 		l.checkMirror(ou)
 	}
+	l.overlaps()
 	for _, ou := range l.cfg.OUs {
 		if ou.Type != "member_of" {
 			continue
@@ -507,6 +509,80 @@ func (l *loader) groups(g, backends *yaml11.Node) {
 			}
 		}
 	}
+}
+
+// overlaps rejects two OUs that would manage the same things: each run of one would delete or
+// rewrite what the other wrote, and the config would flap forever.
+func (l *loader) overlaps() {
+	ous := l.cfg.OUs
+	for j, b := range ous {
+		for _, a := range ous[:j] {
+			if a.Type != b.Type {
+				continue
+			}
+			if why := overlap(a, b); why != "" {
+				l.errf(b.Line, "groups %q and %q overlap: %s; each run would undo the other's changes", a.Key, b.Key, why)
+			}
+		}
+	}
+}
+
+func setting(ou *OU, key string) *yaml11.Node { return ou.Settings.Get(key) }
+
+func settingText(ou *OU, key string) (string, bool) {
+	v := setting(ou, key)
+	if v == nil || v.Kind == yaml11.Null {
+		return "", false
+	}
+	return v.Text(), true
+}
+
+func settingTrue(ou *OU, key string) bool {
+	v := setting(ou, key)
+	return v != nil && v.Kind == yaml11.Bool && v.Bool
+}
+
+// sameServer compares a connection setting of two OUs. An unset value is def; with no
+// default, unset counts as the same as anything (it comes from elsewhere).
+func sameServer(a, b *OU, key, def string) bool {
+	x, okA := settingText(a, key)
+	y, okB := settingText(b, key)
+	if def != "" {
+		x, y, okA, okB = cmp.Or(x, def), cmp.Or(y, def), true, true
+	}
+	return !okA || !okB || strings.EqualFold(strings.TrimRight(strings.TrimSpace(x), "/"), strings.TrimRight(strings.TrimSpace(y), "/"))
+}
+
+func overlap(a, b *OU) string {
+	switch a.Type {
+	case "ldap":
+		if a.Base != "" && dn.Normalize(a.Base) == dn.Normalize(b.Base) && sameServer(a, b, "ldap_uri", "") {
+			return fmt.Sprintf("both manage the LDAP base %s", b.Base)
+		}
+	case "member_of":
+		x, _ := settingText(a, "memberof_attribute")
+		y, _ := settingText(b, "memberof_attribute")
+		if x != "" && strings.EqualFold(x, y) && sameServer(a, b, "ldap_uri", "") {
+			return fmt.Sprintf("both manage the person attribute %s", y)
+		}
+	case "github_team":
+		x, _ := settingText(a, "org")
+		y, _ := settingText(b, "org")
+		if x != "" && strings.EqualFold(x, y) && sameServer(a, b, "addr", "https://api.github.com") &&
+			(settingTrue(a, "delete_teams") || settingTrue(b, "delete_teams")) {
+			return fmt.Sprintf("both manage the teams of GitHub org %s and delete_teams makes one of them delete every team without a file of its own", y)
+		}
+	case "aad":
+		if !settingTrue(a, "delete_groups") && !settingTrue(b, "delete_groups") || !sameServer(a, b, "tenant_id", "") {
+			return ""
+		}
+		x, okA := settingText(a, "managed_prefix")
+		y, okB := settingText(b, "managed_prefix")
+		if okA && okB && (strings.HasPrefix(strings.ToLower(x), strings.ToLower(y)) || strings.HasPrefix(strings.ToLower(y), strings.ToLower(x))) {
+			return fmt.Sprintf("delete_groups deletes the unclaimed groups under managed_prefix, and the prefixes %q and %q overlap", x, y)
+		}
+	}
+	return ""
 }
 
 // mergeMaps returns preset ∪ entry where entry wins; drop names a key removed from the result.
