@@ -1,6 +1,7 @@
 package yaml11
 
 import (
+	"encoding/json"
 	"math"
 	"strconv"
 	"strings"
@@ -155,7 +156,7 @@ func (n *Node) Text() string {
 }
 
 // Interface converts n into plain Go values (for JSON output): string,
-// int64, float64 (also for integers beyond int64), bool, nil, dates as
+// int64, json.Number (its exact digits) for integers beyond int64, float64, bool, nil, dates as
 // "YYYY-MM-DD" strings, []any and map[string]any. Non-string map keys are
 // rendered with Text; should two keys then collide, the later one wins.
 // NaN and infinities are returned as is, which encoding/json refuses.
@@ -171,6 +172,10 @@ func (n *Node) Interface() any {
 	case Int:
 		return n.Int
 	case Float:
+		if n.bigInt != "" {
+			// Exact, as Ruby's arbitrary-precision Integer (encoding/json writes it as is).
+			return json.Number(n.bigInt)
+		}
 		return n.Float
 	case String:
 		return n.Str
