@@ -242,3 +242,11 @@ func TestEmptyPeopleSourceRefused(t *testing.T) {
 		t.Fatalf("ldap loader: err = %v, want ErrNoPeople", err)
 	}
 }
+
+func TestLDAPSnapshotOnlyRegularFiles(t *testing.T) {
+	fifo := filepath.Join(t.TempDir(), "groups.yaml")
+	mkfifo(t, fifo)
+	if _, err := LoadLDAPSnapshot(fifo); !errors.Is(err, validate.ErrNotRegular) {
+		t.Fatalf("err = %v", err)
+	}
+}

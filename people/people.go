@@ -11,6 +11,7 @@ import (
 
 	"github.com/entitlements-go/entitlements/internal/safefile"
 	"github.com/entitlements-go/entitlements/internal/yaml11"
+	"github.com/entitlements-go/entitlements/validate"
 )
 
 // Person is one entry of a people source. UID keeps the source's spelling; lookups are
@@ -131,9 +132,30 @@ func ParseYAML(data []byte) ([]Person, error) {
 			if av.Kind == yaml11.Null {
 				continue
 			}
+			if mixedList(av) {
+				// The reference sorts attribute lists and fails on the comparison.
+				return nil, &LineError{av.Line, fmt.Sprintf("attribute %s of person %q mixes strings and numbers (quote the numbers)", validate.Excerpt(ak.Text()), k.Str)}
+			}
 			attrs[ak.Text()] = av.Interface()
 		}
 		out = append(out, Person{UID: k.Str, Attrs: attrs})
 	}
 	return out, nil
+}
+
+// mixedList reports a list holding both strings and numbers.
+func mixedList(n *yaml11.Node) bool {
+	if n.Kind != yaml11.Seq {
+		return false
+	}
+	var str, num bool
+	for _, it := range n.Items {
+		switch it.Kind {
+		case yaml11.String:
+			str = true
+		case yaml11.Int, yaml11.Float:
+			num = true
+		}
+	}
+	return str && num
 }
