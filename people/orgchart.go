@@ -8,6 +8,7 @@ import (
 	"github.com/RoaringBitmap/roaring/v2"
 	"github.com/entitlements-go/entitlements/internal/safefile"
 	"github.com/entitlements-go/entitlements/internal/yaml11"
+	"github.com/entitlements-go/entitlements/validate"
 )
 
 // Org-chart errors that rules report; callers branch on them with errors.Is.
@@ -100,10 +101,10 @@ func (o *Orgchart) manager(value string) (uint32, error) {
 	}
 	id, ok := o.dir.Lookup(value)
 	if !ok {
-		return 0, fmt.Errorf("Manager %s does not exist!: %w", value, ErrUnknownManager)
+		return 0, fmt.Errorf("Manager %s does not exist!: %w", validate.ExcerptRaw(value), ErrUnknownManager)
 	}
 	if len(o.directs[strings.ToLower(o.dir.UID(id))]) == 0 {
-		return 0, fmt.Errorf("Manager %s has no reports!: %w", value, ErrNoReports)
+		return 0, fmt.Errorf("Manager %s has no reports!: %w", validate.ExcerptRaw(value), ErrNoReports)
 	}
 	return id, nil
 }

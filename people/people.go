@@ -121,10 +121,10 @@ func ParseYAML(data []byte) ([]Person, error) {
 	for i, k := range root.Keys {
 		v := root.Values[i]
 		if k.Kind != yaml11.String {
-			return nil, &LineError{k.Line, fmt.Sprintf("uid %s is a %s, not a string (quote it)", k.Inspect(), k.RubyClass())}
+			return nil, &LineError{k.Line, fmt.Sprintf("uid %s is a %s, not a string (quote it)", validate.ExcerptRaw(k.Inspect()), k.RubyClass())}
 		}
 		if v.Kind != yaml11.Map {
-			return nil, &LineError{v.Line, fmt.Sprintf("person %q must have a map of attributes, not %s", k.Str, v.RubyClass())}
+			return nil, &LineError{v.Line, fmt.Sprintf("person %s must have a map of attributes, not %s", validate.Excerpt(k.Str), v.RubyClass())}
 		}
 		attrs := make(map[string]any, len(v.Keys))
 		for j, ak := range v.Keys {
@@ -134,7 +134,7 @@ func ParseYAML(data []byte) ([]Person, error) {
 			}
 			if mixedList(av) {
 				// The reference sorts attribute lists and fails on the comparison.
-				return nil, &LineError{av.Line, fmt.Sprintf("attribute %s of person %q mixes strings and numbers (quote the numbers)", validate.Excerpt(ak.Text()), k.Str)}
+				return nil, &LineError{av.Line, fmt.Sprintf("attribute %s of person %s mixes strings and numbers (quote the numbers)", validate.Excerpt(ak.Text()), validate.Excerpt(k.Str))}
 			}
 			attrs[ak.Text()] = av.Interface()
 		}
