@@ -97,20 +97,27 @@ func (r *Rendered) Expand(s string) (out string, subst, whole bool) {
 
 // RenderDeferred renders src with Options.Defer set.
 func RenderDeferred(src []byte, opt Options) (*Rendered, []Warning, error) {
-	opt.Defer = true
-	r := renderer{src: src, out: make([]byte, 0, len(src)), getenv: opt.Getenv, line: 1, deferred: &Rendered{}}
-	r.deferred.Token = "erbvalue"
-	for bytes.Contains(src, []byte(r.deferred.Token)) {
-		r.deferred.Token += "x"
+	token := "erbvalue"
+	for {
+		for bytes.Contains(src, []byte(token)) {
+			token += "x"
+		}
+		r := renderer{src: src, out: make([]byte, 0, len(src)), getenv: opt.Getenv, line: 1,
+			deferred: &Rendered{Token: token}}
+		if r.getenv == nil {
+			r.getenv = os.LookupEnv
+		}
+		if err := r.render(); err != nil {
+			return nil, r.warnings, err
+		}
+		// Removing a tag can join template text into the token ("erbval<%# %>ue"): then
+		// render again with a longer one.
+		if bytes.Count(r.out, []byte(token)) == len(r.deferred.Values) {
+			r.deferred.Text = r.out
+			return r.deferred, r.warnings, nil
+		}
+		token += "x"
 	}
-	if r.getenv == nil {
-		r.getenv = os.LookupEnv
-	}
-	if err := r.render(); err != nil {
-		return nil, r.warnings, err
-	}
-	r.deferred.Text = r.out
-	return r.deferred, r.warnings, nil
 }
 
 // emit writes a substituted value (or its placeholder).

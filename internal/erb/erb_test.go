@@ -272,7 +272,26 @@ func FuzzRender(f *testing.F) {
 		if !bytes.Contains(src, []byte("<%")) && !bytes.Contains(src, []byte("$")) && !bytes.Equal(out, src) {
 			t.Fatalf("template without tags changed: %q -> %q", src, out)
 		}
+		// Deferred rendering gives the same text once every placeholder is expanded.
+		rd, _, derr := RenderDeferred(src, testOpts())
+		if derr != nil {
+			t.Fatalf("RenderDeferred failed where Render did not: %v", derr)
+		}
+		if exp, _, _ := rd.Expand(string(rd.Text)); exp != string(out) {
+			t.Fatalf("deferred %q expands to %q, Render gives %q", rd.Text, exp, out)
+		}
 	})
+}
+
+func TestRenderDeferredTokenJoinedByATag(t *testing.T) {
+	env := func(string) (string, bool) { return "v", true }
+	rd, _, err := RenderDeferred([]byte("a: erbval<%# x %>ue0_ ${A}\n"), Options{Getenv: env})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if out, _, _ := rd.Expand(string(rd.Text)); out != "a: erbvalue0_ v\n" {
+		t.Fatalf("expanded %q", out)
+	}
 }
 
 func TestRenderDeferred(t *testing.T) {
