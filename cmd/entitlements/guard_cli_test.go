@@ -99,3 +99,33 @@ func TestGuardRefusalOutput(t *testing.T) {
 		}
 	}
 }
+
+// Issue 10 items 1, 2 and 7 from outside: the flags that lift the file and people refusals.
+func TestHardeningFlags(t *testing.T) {
+	cfg, _ := guardRepo(t, 1, nil)
+	dir := filepath.Dir(cfg)
+	secret := filepath.Join(t.TempDir(), "creds")
+	if err := os.WriteFile(secret, []byte("username = alice\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink(secret, filepath.Join(dir, "defs", "t0", "linked.txt")); err != nil {
+		t.Fatal(err)
+	}
+	code, _, stderr := runCLI(t, "validate", "--config", cfg)
+	if code != exitError || !strings.Contains(stderr, "linked.txt: symlink resolves outside the config tree") {
+		t.Errorf("exit %d: %s", code, stderr)
+	}
+	if code, _, stderr := runCLI(t, "validate", "--config", cfg, "--allow-symlinks-outside"); code != exitOK {
+		t.Errorf("--allow-symlinks-outside: exit %d: %s", code, stderr)
+	}
+	if err := os.WriteFile(filepath.Join(dir, "people.yaml"), nil, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	code, _, stderr = runCLI(t, "validate", "--config", cfg, "--allow-symlinks-outside")
+	if code != exitError || !strings.Contains(stderr, "yields no people") || !strings.Contains(stderr, "--allow-empty-people") {
+		t.Errorf("empty people: exit %d: %s", code, stderr)
+	}
+	if code, _, stderr := runCLI(t, "validate", "--config", cfg, "--allow-symlinks-outside", "--allow-empty-people"); code != exitOK {
+		t.Errorf("--allow-empty-people: exit %d: %s", code, stderr)
+	}
+}

@@ -93,6 +93,8 @@ type common struct {
 	cpuprofile string
 	// allowEmptyPeople accepts a people source that yields nobody.
 	allowEmptyPeople bool
+	// allowOutside lets group files be symlinks resolving outside the config tree.
+	allowOutside bool
 	// full ignores the predictive state (plan and apply).
 	full bool
 	// stopProfile flushes the CPU profile; commands defer c.stop().
@@ -128,6 +130,7 @@ func (c *common) register(fs *flag.FlagSet) {
 	fs.BoolVar(&c.ignoreExp, "ignore-expirations", false, "treat nothing as expired")
 	fs.BoolVar(&c.verbose, "v", false, "log debug output to stderr")
 	fs.StringVar(&c.cpuprofile, "cpuprofile", "", "write a CPU profile (pprof) of the run to this file")
+	fs.BoolVar(&c.allowOutside, "allow-symlinks-outside", false, "read group files that are symlinks resolving outside the config tree (refused by default)")
 	fs.BoolVar(&c.allowEmptyPeople, "allow-empty-people", false, "accept a people source that yields no people (by default the run fails: every group would lose every member)")
 }
 
@@ -141,10 +144,11 @@ func (c *common) options(stderr io.Writer) (calc.Options, error) {
 	}
 	c.logger = slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: level}))
 	opt := calc.Options{
-		Strict:            c.strict,
-		IgnoreExpirations: c.ignoreExp,
-		AllowEmptyPeople:  c.allowEmptyPeople,
-		Logger:            c.logger,
+		Strict:               c.strict,
+		IgnoreExpirations:    c.ignoreExp,
+		AllowEmptyPeople:     c.allowEmptyPeople,
+		AllowSymlinksOutside: c.allowOutside,
+		Logger:               c.logger,
 	}
 	if c.now != "" {
 		t, err := validate.ParseNow(c.now)
