@@ -45,6 +45,9 @@ type Repo struct {
 	ldap     map[string]*LDAPGroup
 	warnings []validate.Warning
 	fnames   map[string]bool // configured filter names
+	// noPeople: the people data failed to load (an error is reported); rules that need
+	// people match nobody, so that the rest of the repo is still checked.
+	noPeople bool
 	// Timings of the load phases.
 	Timings Timings
 
@@ -72,6 +75,7 @@ type group struct {
 
 	def   *definition
 	perrs []*validate.Error
+	refs  []*rule // group references of a file that failed to parse (parser.refs)
 	pwarn []validate.Warning
 	// descErrs only count when the group is an output (see parser.descErrs).
 	descErrs []*validate.Error
@@ -173,7 +177,19 @@ func load(ctx context.Context, path string, opt Options) (*Repo, *validate.Colle
 	go func() { peopleDone <- r.loadPeople(ctx, &pc) }()
 	enumErr := r.enumerate(ctx, c)
 	if err := <-peopleDone; err != nil {
-		return nil, nil, err
+		// Unusable people data does not stop the run: references and cycles are still
+		// checked (against nobody) so that one run reports every problem of the repo.
+		var list validate.List
+		if !errors.As(err, &list) {
+			return nil, nil, err
+		}
+		for _, e := range list {
+			c.AddError(e)
+		}
+		r.noPeople = true
+		r.dir, _ = people.NewDirectory(nil)
+		r.universe = roaring.New()
+		r.org, r.orgErr = nil, nil
 	}
 	if enumErr != nil {
 		return nil, nil, enumErr
@@ -631,6 +647,7 @@ func (r *Repo) parse(g *group) {
 	g.descErrs = p.descErrs
 	if len(p.errs) > 0 || def == nil {
 		g.perrs = append(g.perrs, p.errs...)
+		g.refs = p.refs
 		return
 	}
 	def.expired = p.expired

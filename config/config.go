@@ -200,11 +200,11 @@ func Parse(path string, data []byte, opt Options) (*Config, []validate.Warning, 
 		l.c.Warn(l.rel, w.Line, "%s", w.Msg)
 	}
 	if err != nil {
-		line := 0
+		line, msg := 0, err.Error()
 		if e, ok := err.(*erb.Error); ok {
-			line = e.Line
+			line, msg = e.Line, e.Msg // the line goes in front, once
 		}
-		l.c.Add(l.rel, line, validate.KindConfig, "%v", err)
+		l.c.Add(l.rel, line, validate.KindConfig, "%s", msg)
 		return nil, l.c.Warnings(), l.c.Err()
 	}
 	root, yws, err := yaml11.Parse(rendered, yaml11.Options{})
@@ -212,11 +212,11 @@ func Parse(path string, data []byte, opt Options) (*Config, []validate.Warning, 
 		l.c.Warn(l.rel, w.Line, "%s", w.Msg)
 	}
 	if err != nil {
-		line := 0
+		line, msg := 0, err.Error()
 		if e, ok := err.(*yaml11.Error); ok {
-			line = e.Line
+			line, msg = e.Line, e.Msg
 		}
-		l.c.Add(l.rel, line, validate.KindConfig, "invalid YAML: %v", err)
+		l.c.Add(l.rel, line, validate.KindConfig, "invalid YAML: %s", msg)
 		return nil, l.c.Warnings(), l.c.Err()
 	}
 	l.top(root)
