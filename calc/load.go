@@ -149,6 +149,7 @@ func load(ctx context.Context, path string, opt Options) (*Repo, *validate.Colle
 	cfg, warns, err := config.Load(path, config.Options{Getenv: opt.Getenv, Types: opt.Types,
 		FilterClasses: classes, BaseDir: opt.BaseDir})
 	if err != nil {
+		opt.emit(warns)
 		return nil, nil, err
 	}
 	if opt.LDAPGroups == nil && opt.LDAPGroupsFor != nil {
@@ -207,9 +208,7 @@ func (r *Repo) validate(ctx context.Context, c *validate.Collector) error {
 	}
 	r.link(ctx, c)
 	r.warnings = append(r.warnings, c.Warnings()...)
-	for _, w := range r.warnings {
-		r.opt.Logger.Warn(w.String())
-	}
+	r.opt.emit(r.warnings)
 	r.Timings.Validate = time.Since(start)
 	return c.Err()
 }
