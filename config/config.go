@@ -140,6 +140,11 @@ func RelPath(base, p string) string {
 	if base == "" {
 		return p
 	}
+	if !filepath.IsAbs(base) {
+		if abs, err := filepath.Abs(base); err == nil {
+			base = abs
+		}
+	}
 	r, err := filepath.Rel(base, p)
 	if err != nil || r == ".." || strings.HasPrefix(r, "../") {
 		return p
