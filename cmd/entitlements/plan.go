@@ -59,7 +59,10 @@ func planOrApply(ctx context.Context, mode string, args []string, stdout, stderr
 		return exitUsage
 	}
 	defer pf.stop()
-	repo, res, code := calculate(ctx, &pf.common, stderr)
+	prog := newProgress(stderr)
+	prog.begin("calculating")
+	repo, res, code := calculate(ctx, &pf.common, prog.wrap(stderr))
+	prog.end()
 	if res == nil {
 		return code
 	}
@@ -72,7 +75,12 @@ func planOrApply(ctx context.Context, mode string, args []string, stdout, stderr
 		MaxDeletedGroups: pf.maxDeleted, MaxGroupRemovalShare: pf.maxGroup}
 	opt := deploy.Options{Providers: factories, Guard: &guard, Force: pf.force,
 		Logger: slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: slog.LevelInfo}))}
+	if prog != nil {
+		opt.Progress = prog.target
+	}
+	prog.begin("reading targets")
 	plan, err := deploy.Build(ctx, res, repo.Config(), opt)
+	prog.end()
 	if err != nil {
 		fmt.Fprintf(stderr, "entitlements %s: %v\n", mode, err)
 		return exitError
