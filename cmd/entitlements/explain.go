@@ -6,6 +6,8 @@ import (
 	"flag"
 	"fmt"
 	"io"
+
+	"github.com/entitlements-go/entitlements/calc"
 )
 
 func cmdExplain(ctx context.Context, args []string, stdout, stderr io.Writer) int {
@@ -53,7 +55,11 @@ func cmdExplain(ctx context.Context, args []string, stdout, stderr io.Writer) in
 	if *format == "json" {
 		enc := json.NewEncoder(stdout)
 		enc.SetIndent("", "  ")
-		if err := enc.Encode(ex); err != nil {
+		doc := struct {
+			Version int `json:"version"`
+			*calc.Explanation
+		}{jsonFormatVersion, ex}
+		if err := enc.Encode(doc); err != nil {
 			fmt.Fprintf(stderr, "entitlements explain: %v\n", err)
 			return exitError
 		}
