@@ -64,13 +64,14 @@ type Config struct {
 	Filters []*Filter
 	// Orgchart is set when the orgchart extra is configured.
 	Orgchart *Orgchart
-	// LDAPGroup is set when the ldap_group extra is configured (its raw connection settings).
+	// LDAPGroup is set when the ldap_group extra is configured (its raw connection settings;
+	// outside this module use LDAPGroupSettings).
 	LDAPGroup *yaml11.Node
 	// MaxParallelism from the config (default 1; the Go engine uses it as a hint only).
 	MaxParallelism int
 	// IgnoreExpirations (accepted here as an extension, Q-09).
 	IgnoreExpirations bool
-	// Auditors as configured (raw maps).
+	// Auditors as configured (raw maps; outside this module use AuditorSettings).
 	Auditors []*yaml11.Node
 
 	baseDir string
@@ -92,6 +93,7 @@ type OU struct {
 	AllowedMethods []string
 	AllowedTypes   []string
 	// Settings is the merged OU map (type removed) for providers to read their own keys.
+	// Outside this module use Setting, SettingString or SettingsMap.
 	Settings *yaml11.Node
 	// Order is the position in the config file, used to break sort ties deterministically.
 	Order int
@@ -109,8 +111,9 @@ type Filter struct {
 	Group, LDAPGroup string
 	// ExcludedPaths / IncludedPaths are substring matches on the group file's full path.
 	ExcludedPaths, IncludedPaths []string
-	Config                       *yaml11.Node
-	Line                         int
+	// Config is the raw `config:` map (outside this module use ConfigMap).
+	Config *yaml11.Node
+	Line   int
 }
 
 // Orgchart is the orgchart extra.
@@ -125,8 +128,9 @@ type Orgchart struct {
 // PeopleSource is one entry of `people:`.
 type PeopleSource struct {
 	Name, Type string
-	Config     *yaml11.Node
-	Line       int
+	// Config is the raw `config:` map (outside this module use ConfigMap).
+	Config *yaml11.Node
+	Line   int
 }
 
 // OU returns the OU with that key, or nil.

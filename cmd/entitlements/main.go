@@ -179,10 +179,11 @@ func (c *common) options(stderr io.Writer) (calc.Options, error) {
 	c.ldap = ldapprov.NewRegistry(ldapprov.Options{})
 	opt.People = c.ldap.PeopleLoader()
 	opt.LDAPGroupsFor = func(cfg *config.Config) (calc.LDAPGroupReader, error) {
-		if cfg.LDAPGroup == nil {
+		gr := c.ldap.GroupReaderFor(cfg)
+		if gr == nil {
 			return nil, nil
 		}
-		return ldapGroups{c.ldap.GroupReader(cfg.LDAPGroup)}, nil
+		return ldapGroups{gr}, nil
 	}
 	return opt, nil
 }
