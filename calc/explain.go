@@ -102,7 +102,7 @@ func (res *Result) Explain(groupKey, person string) (*Explanation, error) {
 	id, known := r.dir.Lookup(person)
 	ex.Known = known
 	if !known {
-		ex.DidYouMean = closest(person, uidSeq(r.dir))
+		ex.DidYouMean = r.closestUID(person)
 	}
 	if known {
 		ex.Person = r.dir.UID(id)

@@ -143,7 +143,7 @@ func (lk *linker) rule(g *group, n *rule) bool {
 		}
 		msg := message(err)
 		if kind == validate.KindUnknownManager {
-			if c := closest(n.value, uidSeq(lk.r.dir)); c != "" {
+			if c := lk.r.closestUID(n.value); c != "" {
 				msg += fmt.Sprintf(" Did you mean %q?", c)
 			}
 		}

@@ -48,6 +48,10 @@ type Repo struct {
 	// noPeople: the people data failed to load (an error is reported); rules that need
 	// people match nobody, so that the rest of the repo is still checked.
 	noPeople bool
+	// hints memoises the closest uid of unknown uids (see closestUID).
+	hintMu    sync.Mutex
+	hints     map[string]string
+	hintScans int
 	// Timings of the load phases.
 	Timings Timings
 

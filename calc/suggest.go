@@ -15,15 +15,43 @@ func closest(word string, candidates func(yield func(string) bool)) string {
 	w := strings.ToLower(word)
 	limit := max(1, len(w)/3)
 	best, bestD := "", limit+1
+	var buf [3][]int
+	// Letter counts bound the distance from below (an edit changes at most two counts by
+	// one, a transposition none): most candidates are dismissed without the quadratic part.
+	var hw, hc [256]int16
+	for i := 0; i < len(w); i++ {
+		hw[w[i]]++
+	}
 	for c := range candidates {
+		if d := abs(len(c) - len(w)); d > bestD {
+			continue
+		}
 		lc := strings.ToLower(c)
 		if lc == w {
 			continue
 		}
-		if d := abs(len(lc) - len(w)); d >= bestD {
+		for i := 0; i < len(lc); i++ {
+			hc[lc[i]]++
+		}
+		diff := 0
+		for _, s := range [2]string{w, lc} {
+			for i := 0; i < len(s); i++ {
+				x := s[i]
+				diff += abs(int(hw[x]) - int(hc[x]))
+				hc[x] = hw[x] // counted once
+			}
+		}
+		for i := 0; i < len(lc); i++ {
+			hc[lc[i]] = 0
+		}
+		for i := 0; i < len(w); i++ {
+			hc[w[i]] = 0
+		}
+		if (diff+1)/2 > bestD {
 			continue
 		}
-		if d := editDistance(w, lc, bestD); d < bestD || (d == bestD && c < best) {
+		// The bound is one past the best so far, so that a tie is an exact distance.
+		if d := editDistance(w, lc, bestD+1, &buf); d < bestD || (d == bestD && c < best) {
 			best, bestD = c, d
 		}
 	}
@@ -42,11 +70,17 @@ func abs(x int) int {
 
 // editDistance is the optimal-string-alignment distance of a and b (Levenshtein plus the
 // transposition of two neighbours, the commonest typo), or any value >= bound once it is
-// certain to reach bound (rows are abandoned early: the scan can cover every person).
-func editDistance(a, b string, bound int) int {
-	pp := make([]int, len(b)+1)
-	prev := make([]int, len(b)+1)
-	cur := make([]int, len(b)+1)
+// certain to reach bound (rows are abandoned early: the scan can cover every person). buf
+// holds the rows between calls.
+func editDistance(a, b string, bound int, buf *[3][]int) int {
+	n := len(b) + 1
+	for i := range buf {
+		if cap(buf[i]) < n {
+			buf[i] = make([]int, n)
+		}
+		buf[i] = buf[i][:n]
+	}
+	pp, prev, cur := buf[0], buf[1], buf[2]
 	for j := range prev {
 		prev[j] = j
 	}
@@ -101,9 +135,35 @@ func didYouMean(word string, candidates func(yield func(string) bool)) string {
 	return ""
 }
 
+// maxUIDHints bounds the distinct unknown uids a run looks for the closest uid of: each look
+// scans every person (tens of milliseconds among 50,000), and a repo that still names
+// hundreds of people who left must not pay that hundreds of times. Later ones get no hint.
+const maxUIDHints = 64
+
+// closestUID is the uid nearest to an unknown one ("" when none is close, or past the
+// budget), memoised per run.
+func (r *Repo) closestUID(uid string) string {
+	r.hintMu.Lock()
+	defer r.hintMu.Unlock()
+	key := strings.ToLower(uid)
+	if c, ok := r.hints[key]; ok {
+		return c
+	}
+	if r.hints == nil {
+		r.hints = map[string]string{}
+	}
+	c := ""
+	if r.hintScans < maxUIDHints {
+		r.hintScans++
+		c = closest(uid, uidSeq(r.dir))
+	}
+	r.hints[key] = c
+	return c
+}
+
 // unknownPersonHint is the suggestion for a uid that names nobody.
 func (r *Repo) unknownPersonHint(uid string) string {
-	if c := closest(uid, uidSeq(r.dir)); c != "" {
+	if c := r.closestUID(uid); c != "" {
 		return fmt.Sprintf("; did you mean %q?", c)
 	}
 	return ""
@@ -121,8 +181,9 @@ func groupHint(ouKey, name string, names []string) string {
 	var cs []cand
 	w := strings.ToLower(name)
 	limit := max(2, len(w)/2)
+	var buf [3][]int
 	for _, n := range names {
-		if d := editDistance(w, strings.ToLower(n), limit+1); d <= limit {
+		if d := editDistance(w, strings.ToLower(n), limit+1, &buf); d <= limit {
 			cs = append(cs, cand{n, d})
 		}
 	}
