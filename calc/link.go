@@ -33,6 +33,8 @@ func (r *Repo) link(ctx context.Context, c *validate.Collector) {
 		}
 		if lk.visit(o.g) {
 			lk.final(o.g)
+		} else if o.g.def != nil {
+			lk.filterPeople(o.g) // still report the file's filter entries naming nobody
 		}
 		for _, e := range o.g.descErrs {
 			c.AddError(e)
@@ -340,6 +342,25 @@ func (lk *linker) final(g *group) {
 				}
 			}
 			e.targets = targets
+		}
+	}
+}
+
+// filterPeople reports the uids of g's filter lists that name nobody (final does it for
+// groups that link).
+func (lk *linker) filterPeople(g *group) {
+	for _, f := range lk.r.filters {
+		s := lk.r.setting(g, f)
+		if s.mode != filterList {
+			continue
+		}
+		for _, e := range s.entries {
+			if strings.Contains(e.value, "/") {
+				continue
+			}
+			if _, ok := lk.r.dir.Lookup(e.value); !ok {
+				lk.unknownPerson(g, e.line, "filter "+f.cfg.Name+" entry", e.value)
+			}
 		}
 	}
 }
