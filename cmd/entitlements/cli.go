@@ -99,6 +99,10 @@ func versionString() string {
 	if !ok {
 		return "entitlements (no build information)"
 	}
+	return versionFrom(bi)
+}
+
+func versionFrom(bi *debug.BuildInfo) string {
 	v := bi.Main.Version
 	if v == "" {
 		v = "(devel)"
