@@ -13,6 +13,7 @@ import (
 
 	"github.com/RoaringBitmap/roaring/v2"
 	"github.com/entitlements-go/entitlements/config"
+	"github.com/entitlements-go/entitlements/internal/safefile"
 	"github.com/entitlements-go/entitlements/internal/yaml11"
 	"github.com/entitlements-go/entitlements/people"
 	"github.com/entitlements-go/entitlements/validate"
@@ -129,6 +130,10 @@ type dirEntry struct {
 	name, cn, ext string
 }
 
+// ErrNoPeople is the cause of the load error for a people source that yields nobody (see
+// Options.AllowEmptyPeople).
+var ErrNoPeople = errors.New("people source yields no people")
+
 // Load reads the config file at path and everything a run needs, validates all of it and
 // builds the dependency graph. Every problem is returned together as a validate.List.
 func Load(ctx context.Context, path string, opt Options) (*Repo, error) {
@@ -151,7 +156,7 @@ func load(ctx context.Context, path string, opt Options) (*Repo, *validate.Colle
 		classes = append(classes, k)
 	}
 	cfg, warns, err := config.Load(path, config.Options{Getenv: opt.Getenv, Types: opt.Types,
-		FilterClasses: classes, BaseDir: opt.BaseDir})
+		FilterClasses: classes, BaseDir: opt.BaseDir, MaxFileSize: opt.MaxFileSize})
 	if err != nil {
 		opt.emit(warns)
 		return nil, nil, err
@@ -236,7 +241,7 @@ func (r *Repo) loadPeople(ctx context.Context, c *validate.Collector) error {
 	mmDone := make(chan mmResult, 1)
 	if oc := r.cfg.Orgchart; oc != nil && oc.Err == "" {
 		go func() {
-			m, err := people.LoadManagerMap(oc.ManagerMapFile)
+			m, err := people.LoadManagerMapFile(oc.ManagerMapFile, r.opt.MaxFileSize)
 			mmDone <- mmResult{m, err}
 		}()
 	}
@@ -249,6 +254,12 @@ func (r *Repo) loadPeople(ctx context.Context, c *validate.Collector) error {
 			c.AddError(&validate.Error{Path: r.cfg.Rel(r.cfg.File), Line: src.Line, Kind: validate.KindPeople,
 				Msg: fmt.Sprintf("people source %q: %v", src.Name, err), Err: err})
 		}
+		return c.Err()
+	}
+	if len(persons) == 0 && src.Type != "dummy" && !r.opt.AllowEmptyPeople {
+		c.AddError(&validate.Error{Path: r.cfg.Rel(r.cfg.File), Line: src.Line, Kind: validate.KindPeople,
+			Msg: fmt.Sprintf("people source %q yields no people; refusing to calculate, since every group would lose every member (allow an empty source explicitly if this is intended)", src.Name),
+			Err: ErrNoPeople})
 		return c.Err()
 	}
 	dir, err := people.NewDirectory(persons)
@@ -318,7 +329,7 @@ func (r *Repo) readPeople(ctx context.Context, src *config.PeopleSource, depth i
 		}
 		path := r.peoplePath(f.Str)
 		r.opt.Logger.Debug("reading people", "source", src.Name, "path", path)
-		return people.LoadYAML(path)
+		return people.LoadYAMLFile(path, r.opt.MaxFileSize)
 	case "dummy":
 		return nil, nil
 	case "combined":
@@ -633,9 +644,9 @@ func (r *Repo) parse(g *group) {
 			Msg: "unsupported group file: Ruby rule files cannot be evaluated; convert it to .yaml or .txt, or register a Go rule method through calc.Options.Methods"})
 		return
 	}
-	data, err := os.ReadFile(g.path)
+	data, err := r.readGroupFile(g)
 	if err != nil {
-		g.perrs = append(g.perrs, &validate.Error{Path: g.rel, Kind: validate.KindIO, Msg: err.Error(), Err: err})
+		g.perrs = append(g.perrs, &validate.Error{Path: g.rel, Kind: validate.KindIO, Msg: safefile.Reason(err), Err: err})
 		return
 	}
 	p := &parser{rel: g.rel, today: r.today, ignoreExp: r.ignore, methods: r.methods,
@@ -655,4 +666,14 @@ func (r *Repo) parse(g *group) {
 	}
 	def.expired = p.expired
 	g.def = def
+}
+
+// readGroupFile reads one group file: a regular file within the size cap that, unless
+// Options.AllowSymlinksOutside, resolves inside the config tree.
+func (r *Repo) readGroupFile(g *group) ([]byte, error) {
+	o := safefile.Options{MaxSize: r.opt.MaxFileSize}
+	if !r.opt.AllowSymlinksOutside {
+		o.Roots = []string{r.cfg.ConfigurationPath, r.cfg.Dir, g.ou.Dir}
+	}
+	return safefile.Read(g.path, o)
 }

@@ -106,6 +106,10 @@ type common struct {
 	cpuprofile string
 	warnErrors bool
 	warnings   *warningPrinter
+	// allowEmptyPeople accepts a people source that yields nobody.
+	allowEmptyPeople bool
+	// allowOutside lets group files be symlinks resolving outside the config tree.
+	allowOutside bool
 	// full ignores the predictive state (plan and apply).
 	full bool
 	// stopProfile flushes the CPU profile; commands defer c.stop().
@@ -142,6 +146,8 @@ func (c *common) register(fs *flag.FlagSet) {
 	fs.BoolVar(&c.verbose, "v", false, "log debug output to stderr")
 	fs.StringVar(&c.cpuprofile, "cpuprofile", "", "write a CPU profile (pprof) of the run to this file")
 	fs.BoolVar(&c.warnErrors, "warnings-as-errors", false, "exit 1 when loading produced any warning")
+	fs.BoolVar(&c.allowOutside, "allow-symlinks-outside", false, "read group files that are symlinks resolving outside the config tree (refused by default)")
+	fs.BoolVar(&c.allowEmptyPeople, "allow-empty-people", false, "accept a people source that yields no people (by default the run fails: every group would lose every member)")
 }
 
 func (c *common) options(stderr io.Writer) (calc.Options, error) {
@@ -155,10 +161,12 @@ func (c *common) options(stderr io.Writer) (calc.Options, error) {
 	c.logger = slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: level}))
 	c.warnings = &warningPrinter{w: stderr}
 	opt := calc.Options{
-		Strict:            c.strict,
-		IgnoreExpirations: c.ignoreExp,
-		Logger:            c.logger,
-		OnWarning:         c.warnings.print,
+		Strict:               c.strict,
+		IgnoreExpirations:    c.ignoreExp,
+		AllowEmptyPeople:     c.allowEmptyPeople,
+		AllowSymlinksOutside: c.allowOutside,
+		Logger:               c.logger,
+		OnWarning:            c.warnings.print,
 	}
 	if c.now != "" {
 		t, err := validate.ParseNow(c.now)
@@ -253,6 +261,9 @@ func printErr(stderr io.Writer, err error) {
 			fmt.Fprintln(stderr, e.Error())
 		}
 		fmt.Fprintf(stderr, "%d error(s)\n", len(list))
+		if errors.Is(err, calc.ErrNoPeople) {
+			fmt.Fprintln(stderr, "(pass --allow-empty-people if an empty people source is intended)")
+		}
 		return
 	}
 	fmt.Fprintf(stderr, "entitlements: %v\n", err)

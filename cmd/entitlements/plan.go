@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"flag"
 	"fmt"
 	"io"
@@ -25,6 +26,7 @@ type planFlags struct {
 	maxShare   float64
 	maxDeleted int
 	maxGroup   float64
+	maxTotal   float64
 }
 
 func (p *planFlags) register(fs *flag.FlagSet) {
@@ -37,6 +39,7 @@ func (p *planFlags) register(fs *flag.FlagSet) {
 	fs.Float64Var(&p.maxShare, "max-removal-share", g.MaxRemovalShare, "refuse a target plan removing more than this share of its memberships")
 	fs.IntVar(&p.maxDeleted, "max-deleted-groups", g.MaxDeletedGroups, "refuse a target plan deleting more groups than this")
 	fs.Float64Var(&p.maxGroup, "max-group-removal-share", g.MaxGroupRemovalShare, "refuse a target plan removing more than this share of one group's members")
+	fs.Float64Var(&p.maxTotal, "max-total-removal-share", g.MaxTotalRemovalShare, "refuse the targets of a run that together remove more than this share of all memberships (0: the --max-removal-share value)")
 }
 
 func cmdPlan(ctx context.Context, args []string, stdout, stderr io.Writer) int {
@@ -72,7 +75,7 @@ func planOrApply(ctx context.Context, mode string, args []string, stdout, stderr
 		return exitUsage
 	}
 	guard := providers.Guard{MaxRemovalShare: pf.maxShare, MinRemovals: providers.DefaultGuard().MinRemovals,
-		MaxDeletedGroups: pf.maxDeleted, MaxGroupRemovalShare: pf.maxGroup}
+		MaxDeletedGroups: pf.maxDeleted, MaxGroupRemovalShare: pf.maxGroup, MaxTotalRemovalShare: pf.maxTotal}
 	opt := deploy.Options{Providers: factories, Guard: &guard, Force: pf.force,
 		Logger: slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: slog.LevelInfo}))}
 	if prog != nil {
@@ -99,6 +102,9 @@ func planOrApply(ctx context.Context, mode string, args []string, stdout, stderr
 	if failed {
 		if err := plan.Err(); err != nil {
 			fmt.Fprintf(stderr, "entitlements %s: %v\n", mode, err)
+			if hint := guardHint(plan); hint != "" {
+				fmt.Fprintf(stderr, "entitlements %s: %s\n", mode, hint)
+			}
 		}
 		return exitError
 	}
@@ -127,15 +133,21 @@ func providerFactories(state string, cfg *config.Config, c *common) (map[string]
 
 func writePlanText(w io.Writer, plan *deploy.Plan) {
 	for _, t := range plan.Targets {
-		if t.Err != nil {
+		refused := deploy.Refused(t.Err)
+		if t.Err != nil && !refused {
 			fmt.Fprintf(w, "%s (%s): ERROR: %v\n", t.OU, t.Type, t.Err)
 			continue
 		}
-		if len(t.Changes) == 0 {
+		if refused {
+			// The changes are shown so that the operator can judge the refusal.
+			fmt.Fprintf(w, "%s (%s): REFUSED: %v; %s\n", t.OU, t.Type, t.Err, overrideFlag(t.Err))
+			fmt.Fprintf(w, "%s (%s): %d change(s) refused, not applied:\n", t.OU, t.Type, len(t.Changes))
+		} else if len(t.Changes) == 0 {
 			fmt.Fprintf(w, "%s (%s): no changes\n", t.OU, t.Type)
 			continue
+		} else {
+			fmt.Fprintf(w, "%s (%s): %d change(s)\n", t.OU, t.Type, len(t.Changes))
 		}
-		fmt.Fprintf(w, "%s (%s): %d change(s)\n", t.OU, t.Type, len(t.Changes))
 		for _, c := range t.Changes {
 			switch c.Kind {
 			case providers.CreateContainer:
@@ -205,6 +217,7 @@ type jsonTarget struct {
 	OU      string       `json:"ou"`
 	Type    string       `json:"type"`
 	Error   string       `json:"error,omitempty"`
+	Refused bool         `json:"refused,omitempty"`
 	Changes []jsonChange `json:"changes"`
 }
 
@@ -239,6 +252,7 @@ func writePlanJSON(w io.Writer, plan *deploy.Plan) {
 		out.Timings.Targets[t.OU] = jsonTargetTimings{ReadMS: t.ReadTime.Milliseconds(), Counters: t.Counters}
 		if t.Err != nil {
 			jt.Error = t.Err.Error()
+			jt.Refused = deploy.Refused(t.Err)
 		}
 		for _, c := range t.Changes {
 			jc := jsonChange{Kind: c.Kind.String(), DN: c.DN, Add: c.Add, Remove: c.Remove, Attrs: c.AttrsChanged,
@@ -293,4 +307,39 @@ func formatCounters(c map[string]int64) string {
 		parts[i] = fmt.Sprintf("%s=%d", k, c[k])
 	}
 	return strings.Join(parts, " ")
+}
+
+// overrideFlag names the flag that lifts the limit a guard refusal hit (the library's error
+// knows nothing of flags).
+func overrideFlag(err error) string {
+	var ge *providers.GuardError
+	if !errors.As(err, &ge) {
+		return ""
+	}
+	flag := map[providers.GuardLimit]string{
+		providers.LimitShare:   "--max-removal-share",
+		providers.LimitDeleted: "--max-deleted-groups",
+		providers.LimitGroup:   "--max-group-removal-share",
+		providers.LimitTotal:   "--max-total-removal-share",
+	}[ge.Limit]
+	if flag == "" {
+		return "override with --force"
+	}
+	return "override with " + flag + " or --force"
+}
+
+// guardHint is one line naming the flags for every refusal of the plan.
+func guardHint(plan *deploy.Plan) string {
+	seen := map[string]bool{}
+	var hints []string
+	for _, t := range plan.Targets {
+		if h := overrideFlag(t.Err); h != "" && !seen[h] {
+			seen[h] = true
+			hints = append(hints, h)
+		}
+	}
+	if len(hints) == 0 {
+		return ""
+	}
+	return "refused by the removal guard: " + strings.Join(hints, "; ")
 }
