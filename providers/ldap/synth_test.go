@@ -15,6 +15,7 @@ import (
 	"github.com/entitlements-go/entitlements/config"
 	"github.com/entitlements-go/entitlements/deploy"
 	"github.com/entitlements-go/entitlements/internal/dn"
+	"github.com/entitlements-go/entitlements/internal/skipnote"
 	"github.com/entitlements-go/entitlements/internal/synth"
 	"github.com/entitlements-go/entitlements/internal/testldap"
 	"github.com/entitlements-go/entitlements/people"
@@ -129,7 +130,7 @@ func checkTree(t *testing.T, srv *testldap.Server, res *calc.Result) {
 // set and plans again, checking the tree entry by entry after each apply.
 func TestSynthDeploy(t *testing.T) {
 	if testing.Short() {
-		t.Skip("deploys ~2,700 groups to slapd; skipped with -short")
+		skipnote.Skip(t, "TestSynthDeploy deploys ~2,700 groups to slapd; skipped with -short")
 	}
 	srv := testldap.Start(t, testldap.Options{})
 	dir := synthRepo(t, srv, 2000)
