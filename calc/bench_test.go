@@ -103,3 +103,30 @@ func BenchmarkCalculate(b *testing.B) {
 }
 
 func fmtSscan(s string, n *int) (int, error) { return fmt.Sscan(s, n) }
+
+// BenchmarkWriteJSON is the output phase alone: the canonical JSON of a calculated result.
+func BenchmarkWriteJSON(b *testing.B) {
+	benchRepo(b)
+	ctx := context.Background()
+	r, err := Load(ctx, "config.yaml", benchOptions())
+	if err != nil {
+		b.Fatal(err)
+	}
+	res, err := r.Calculate(ctx)
+	if err != nil {
+		b.Fatal(err)
+	}
+	var n countingDiscard
+	b.ReportAllocs()
+	for b.Loop() {
+		n = 0
+		if err := res.WriteJSON(&n); err != nil {
+			b.Fatal(err)
+		}
+	}
+	b.SetBytes(int64(n))
+}
+
+type countingDiscard int64
+
+func (c *countingDiscard) Write(p []byte) (int, error) { *c += countingDiscard(len(p)); return len(p), nil }

@@ -20,7 +20,12 @@ func cmdBench(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 	n := fs.Int("people", 5000, "number of people in the generated repo")
 	dir := fs.String("dir", "", "write the repo here and keep it (default: a temporary directory, removed after)")
 	seed := fs.Int64("seed", 1, "generator seed")
+	floorRuns := fs.Int("floor", 0, "also run whole calc (JSON written to a file) and the I/O floor (read every file, write as many bytes) N times each and print both and their ratio")
 	if !parseFlags(fs, args, stderr) {
+		return exitUsage
+	}
+	if *floorRuns < 0 {
+		fmt.Fprintf(stderr, "entitlements bench: --floor must be a number of runs (>= 1)\n")
 		return exitUsage
 	}
 	out := *dir
@@ -51,8 +56,9 @@ func cmdBench(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 	runtime.GC()
 	runtime.ReadMemStats(&m0)
 	t1 := time.Now()
-	repo, err := calc.Load(ctx, "config.yaml", calc.Options{Now: time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC),
-		Getenv: func(string) (string, bool) { return "x", true }})
+	opt := calc.Options{Now: time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC),
+		Getenv: func(string) (string, bool) { return "x", true }}
+	repo, err := calc.Load(ctx, "config.yaml", opt)
 	if err != nil {
 		printErr(stderr, err)
 		return exitError
@@ -69,5 +75,14 @@ func cmdBench(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 		len(res.Groups), t.Load.Round(time.Millisecond), t.Validate.Round(time.Millisecond),
 		t.Calculate.Round(time.Millisecond), total.Round(time.Millisecond),
 		m1.Mallocs-m0.Mallocs, (m1.TotalAlloc-m0.TotalAlloc)>>20, m1.HeapInuse>>20)
+	if *floorRuns > 0 {
+		repo, res = nil, nil
+		rep, err := runFloor(ctx, out, *floorRuns, opt)
+		if err != nil {
+			fmt.Fprintf(stderr, "entitlements bench: %v\n", err)
+			return exitError
+		}
+		printFloor(stdout, rep, *floorRuns)
+	}
 	return exitOK
 }
