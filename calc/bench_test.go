@@ -129,4 +129,7 @@ func BenchmarkWriteJSON(b *testing.B) {
 
 type countingDiscard int64
 
-func (c *countingDiscard) Write(p []byte) (int, error) { *c += countingDiscard(len(p)); return len(p), nil }
+func (c *countingDiscard) Write(p []byte) (int, error) {
+	*c += countingDiscard(len(p))
+	return len(p), nil
+}
