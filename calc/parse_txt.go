@@ -162,6 +162,11 @@ func (p *parser) parseValue(l *txtLine) bool {
 	if i := strings.IndexByte(v, '#'); i >= 0 {
 		v = strings.TrimRight(v[:i], rubySpace)
 	}
+	if strings.IndexByte(v, ';') < 0 {
+		// The common line has no predicate: no split, no allocation.
+		l.value = strings.Trim(v, rubySpace)
+		return true
+	}
 	parts := strings.Split(v, ";")
 	for len(parts) > 1 && strings.Trim(parts[len(parts)-1], rubySpace) == "" {
 		// Trailing ";" (even "; ;") is harmless: Ruby splits on /\s*;\s*/ and drops
@@ -231,8 +236,14 @@ func (p *parser) parseTxt(data []byte) *definition {
 		return nil
 	}
 	def := &definition{}
-	var lines []*txtLine
-	for n, raw := range strings.Split(string(data), "\n") {
+	text := string(data)
+	// One record per line of the file, allocated at once: a group file has a handful to
+	// thousands of lines, and a pointer per line was most of the parser's garbage.
+	slab := make([]txtLine, 0, strings.Count(text, "\n")+1)
+	lines := make([]*txtLine, 0, cap(slab))
+	for n, rest := 0, text; rest != "" || n == 0; n++ {
+		raw, tail, _ := strings.Cut(rest, "\n")
+		rest = tail
 		s := strings.Trim(raw, rubySpace+"\x00") // Ruby's String#strip
 		if s == "" || s[0] == '#' {
 			continue
@@ -252,24 +263,33 @@ func (p *parser) parseTxt(data []byte) *definition {
 			p.fail(n+1, validate.KindMethodNotAllowed, "Rule Error: contractor is not a valid function (did you mean contractors?)")
 			continue
 		}
-		lines = append(lines, &txtLine{key: key, op: op, value: value, line: n + 1, raw: s})
+		slab = append(slab, txtLine{key: key, op: op, value: value, line: n + 1, raw: s})
+		lines = append(lines, &slab[len(slab)-1])
 	}
 	if len(p.errs) > 0 {
 		p.salvageRefs(lines)
 		return nil
 	}
 
-	// Group the reserved keys, keeping file order.
-	byKey := map[string][]*txtLine{}
-	var order []string
-	var ruleLines []*txtLine
+	// Group the reserved keys, keeping file order. A file has a few distinct reserved keys,
+	// so a linear scan beats a map.
+	type keyLines struct {
+		key string
+		ls  []*txtLine
+	}
+	var reserved []keyLines
+	ruleLines := make([]*txtLine, 0, len(lines))
 	for _, l := range lines {
 		if l.key == "description" || strings.HasPrefix(l.key, "metadata_") ||
 			strings.HasPrefix(l.key, "modifier_") || strings.HasPrefix(l.key, "filter_") {
-			if _, seen := byKey[l.key]; !seen {
-				order = append(order, l.key)
+			i := 0
+			for i < len(reserved) && reserved[i].key != l.key {
+				i++
 			}
-			byKey[l.key] = append(byKey[l.key], l)
+			if i == len(reserved) {
+				reserved = append(reserved, keyLines{key: l.key})
+			}
+			reserved[i].ls = append(reserved[i].ls, l)
 			continue
 		}
 		if !p.methods[canonicalMethod(l.key)] {
@@ -280,8 +300,8 @@ func (p *parser) parseTxt(data []byte) *definition {
 	}
 
 	noConditionsOK := false
-	for _, key := range order {
-		ls := byKey[key]
+	for _, kl := range reserved {
+		key, ls := kl.key, kl.ls
 		switch {
 		case key == "description":
 			p.txtDescription(def, ls)
@@ -310,12 +330,16 @@ func (p *parser) parseTxt(data []byte) *definition {
 		}
 	}
 
-	var aff, mand, neg []*rule
-	for _, l := range ruleLines {
+	// Rule records and the affirmative list are allocated once per file, not per line.
+	rules := make([]rule, len(ruleLines))
+	aff := make([]*rule, 0, len(ruleLines))
+	var mand, neg []*rule
+	for i, l := range ruleLines {
 		if !p.parseValue(l) {
 			continue
 		}
-		r := &rule{op: opMethod, method: canonicalMethod(l.key), value: l.value, line: l.line, text: l.raw}
+		r := &rules[i]
+		*r = rule{op: opMethod, method: canonicalMethod(l.key), value: l.value, line: l.line, text: l.raw}
 		if !l.exp.IsZero() && p.reached(l.exp) {
 			p.expired = append(p.expired, expiredLine{line: l.line, text: l.raw, date: l.exp})
 			continue

@@ -128,6 +128,7 @@ func (res *Result) Group(key string) *Group { return res.byKey[key] }
 // tens of thousands of groups is not built twice in memory.
 func (res *Result) WriteJSON(w io.Writer) error {
 	bw := bufio.NewWriterSize(w, 1<<16)
+	var keys []string // reused by writeMetadata
 	bw.WriteString("{\n  \"groups\": {")
 	for i, g := range res.Groups {
 		if i > 0 {
@@ -157,7 +158,7 @@ func (res *Result) WriteJSON(w io.Writer) error {
 		bw.WriteString("],\n      \"metadata\": ")
 		if len(g.Metadata) == 0 {
 			bw.WriteString("{}")
-		} else {
+		} else if !writeMetadata(bw, g.Metadata, &keys) {
 			b, err := json.MarshalIndent(g.Metadata, "      ", "  ")
 			if err != nil {
 				return err
@@ -171,6 +172,58 @@ func (res *Result) WriteJSON(w io.Writer) error {
 	}
 	bw.WriteString("}\n}\n")
 	return bw.Flush()
+}
+
+// writeMetadata writes the common metadata, strings and booleans only, exactly as
+// json.MarshalIndent(m, "      ", "  ") would, without reflection or a temporary buffer. It
+// reports false, having written nothing, for anything else. keys is scratch storage.
+func writeMetadata(w *bufio.Writer, m map[string]any, scratch *[]string) bool {
+	keys := (*scratch)[:0]
+	for k, v := range m {
+		switch v.(type) {
+		case string, bool:
+		default:
+			return false
+		}
+		keys = append(keys, k)
+	}
+	*scratch = keys
+	slices.Sort(keys)
+	w.WriteString("{")
+	for i, k := range keys {
+		if i > 0 {
+			w.WriteByte(',')
+		}
+		w.WriteString("\n        ")
+		writeMarshalString(w, k)
+		w.WriteString(": ")
+		switch v := m[k].(type) {
+		case string:
+			writeMarshalString(w, v)
+		case bool:
+			if v {
+				w.WriteString("true")
+			} else {
+				w.WriteString("false")
+			}
+		}
+	}
+	w.WriteString("\n      }")
+	return true
+}
+
+// writeMarshalString writes s as json.Marshal does (HTML characters escaped too).
+func writeMarshalString(w *bufio.Writer, s string) {
+	for i := 0; i < len(s); i++ {
+		if c := s[i]; c < 0x20 || c == '"' || c == '\\' || c == '<' || c == '>' || c == '&' || c >= 0x7f {
+			b, _ := json.Marshal(s)
+			w.Write(b)
+			return
+		}
+	}
+	w.WriteByte('"')
+	w.WriteString(s)
+	w.WriteByte('"')
 }
 
 func writeJSONString(w *bufio.Writer, s string) {
