@@ -650,7 +650,7 @@ func (r *Repo) parse(g *group) {
 		return
 	}
 	p := &parser{rel: g.rel, today: r.today, ignoreExp: r.ignore, methods: r.methods,
-		allowed: r.allowedMethods(g.ou), filters: r.fnames}
+		allowed: r.allowedMethods(g.ou), filters: r.fnames, ownsData: true}
 	var def *definition
 	if g.ext == "txt" {
 		def = p.parseTxt(data)

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"strings"
 	"unicode/utf8"
+	"unsafe"
 
 	"github.com/entitlements-go/entitlements/validate"
 )
@@ -30,6 +31,9 @@ type parser struct {
 	// refs are the group references of a file that failed to parse, kept so that the linker
 	// still reports missing references and cycles through it in the same run.
 	refs []*rule
+	// ownsData: the caller hands its buffer over (it is never written again), so the text is
+	// not copied; every value is a substring of it either way.
+	ownsData bool
 }
 
 // methodHint suggests the rule method or filter name closest to an unknown key, and lists
@@ -236,7 +240,12 @@ func (p *parser) parseTxt(data []byte) *definition {
 		return nil
 	}
 	def := &definition{}
-	text := string(data)
+	var text string
+	if p.ownsData {
+		text = unsafe.String(unsafe.SliceData(data), len(data))
+	} else {
+		text = string(data)
+	}
 	// One record per line of the file, allocated at once: a group file has a handful to
 	// thousands of lines, and a pointer per line was most of the parser's garbage.
 	slab := make([]txtLine, 0, strings.Count(text, "\n")+1)
