@@ -555,10 +555,10 @@ func validCN(cn string) bool {
 
 // groupFor returns the group record for a cn of an OU listing, creating it (unparsed) once.
 func (r *Repo) groupFor(ou *config.OU, l *listing, cn string) *group {
-	key := ou.Key + "/" + cn
-	if g, ok := r.groups[key]; ok {
+	if g, ok := r.groups[ou.Key+"/"+cn]; ok { // no allocation for a short key
 		return g
 	}
+	key := ou.Key + "/" + cn
 	ents := l.entries[cn]
 	e := ents[0]
 	path := filepath.Join(ou.Dir, e.name)

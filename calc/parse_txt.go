@@ -58,9 +58,10 @@ func (p *parser) filterHint(name string) string {
 
 // salvageRefs keeps the group references of a broken .txt file (see parser.refs). Problems of
 // those lines were already reported or will be: a scratch parser swallows them.
-func (p *parser) salvageRefs(lines []*txtLine) {
+func (p *parser) salvageRefs(lines []txtLine) {
 	q := &parser{rel: p.rel, today: p.today}
-	for _, l := range lines {
+	for i := range lines {
+		l := &lines[i]
 		if canonicalMethod(l.key) != "group" {
 			continue
 		}
@@ -248,8 +249,7 @@ func (p *parser) parseTxt(data []byte) *definition {
 	}
 	// One record per line of the file, allocated at once: a group file has a handful to
 	// thousands of lines, and a pointer per line was most of the parser's garbage.
-	slab := make([]txtLine, 0, strings.Count(text, "\n")+1)
-	lines := make([]*txtLine, 0, cap(slab))
+	lines := make([]txtLine, 0, strings.Count(text, "\n")+1)
 	for n, rest := 0, text; rest != "" || n == 0; n++ {
 		raw, tail, _ := strings.Cut(rest, "\n")
 		rest = tail
@@ -272,8 +272,7 @@ func (p *parser) parseTxt(data []byte) *definition {
 			p.fail(n+1, validate.KindMethodNotAllowed, "Rule Error: contractor is not a valid function (did you mean contractors?)")
 			continue
 		}
-		slab = append(slab, txtLine{key: key, op: op, value: value, line: n + 1, raw: s})
-		lines = append(lines, &slab[len(slab)-1])
+		lines = append(lines, txtLine{key: key, op: op, value: value, line: n + 1, raw: s})
 	}
 	if len(p.errs) > 0 {
 		p.salvageRefs(lines)
@@ -286,9 +285,13 @@ func (p *parser) parseTxt(data []byte) *definition {
 		key string
 		ls  []*txtLine
 	}
-	var reserved []keyLines
+	reserved := make([]keyLines, 0, 4)
+	// The lines of a key point into one shared slice; a key's second line copies them out.
+	ptrs := make([]*txtLine, len(lines))
 	ruleLines := make([]*txtLine, 0, len(lines))
-	for _, l := range lines {
+	for j := range lines {
+		l := &lines[j]
+		ptrs[j] = l
 		if l.key == "description" || strings.HasPrefix(l.key, "metadata_") ||
 			strings.HasPrefix(l.key, "modifier_") || strings.HasPrefix(l.key, "filter_") {
 			i := 0
@@ -296,9 +299,10 @@ func (p *parser) parseTxt(data []byte) *definition {
 				i++
 			}
 			if i == len(reserved) {
-				reserved = append(reserved, keyLines{key: l.key})
+				reserved = append(reserved, keyLines{key: l.key, ls: ptrs[j : j+1 : j+1]})
+			} else {
+				reserved[i].ls = append(reserved[i].ls, l)
 			}
-			reserved[i].ls = append(reserved[i].ls, l)
 			continue
 		}
 		if !p.methods[canonicalMethod(l.key)] {
@@ -340,7 +344,7 @@ func (p *parser) parseTxt(data []byte) *definition {
 	}
 
 	// Rule records and the affirmative list are allocated once per file, not per line.
-	rules := make([]rule, len(ruleLines))
+	rules := make([]rule, len(ruleLines)+1) // the last one is the root
 	aff := make([]*rule, 0, len(ruleLines))
 	var mand, neg []*rule
 	for i, l := range ruleLines {
@@ -383,7 +387,8 @@ func (p *parser) parseTxt(data []byte) *definition {
 		p.fail(0, validate.KindNoConditions, "No conditions were found (at least one \"=\" rule line is needed, or metadata_no_conditions_ok = true)")
 		return nil
 	}
-	tree := &rule{op: opOr, kids: aff}
+	tree := &rules[len(ruleLines)]
+	*tree = rule{op: opOr, kids: aff}
 	if len(neg) > 0 {
 		nots := make([]*rule, len(neg))
 		for i, n := range neg {
