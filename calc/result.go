@@ -79,7 +79,11 @@ func newResult(r *Repo) (*Result, error) {
 		if fin == nil {
 			continue
 		}
-		out := &Group{Key: o.ou.Key + "/" + g.cn, OU: o.ou.Key, CN: g.cn, File: g.rel, Type: o.ou.Type, Mirror: o.mirror}
+		key := g.key // "ouKey/cn" of the group's own OU; a mirror's copy has its own key
+		if o.ou != g.ou {
+			key = o.ou.Key + "/" + g.cn
+		}
+		out := &Group{Key: key, OU: o.ou.Key, CN: g.cn, File: g.rel, Type: o.ou.Type, Mirror: o.mirror}
 		if o.ou.Base != "" {
 			out.DN = "cn=" + g.cn + "," + o.ou.Base
 		}
