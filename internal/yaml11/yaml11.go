@@ -384,8 +384,11 @@ const smallMap = 8
 func (c *converter) mapping(n *Node, y *yaml.Node) error {
 	n.Kind = Map
 	pairs := len(y.Content) / 2
-	n.Keys = make([]*Node, 0, pairs)
-	n.Values = make([]*Node, 0, pairs)
+	// Keys and values share one allocation; the capacities are capped, so an append past
+	// either half copies instead of overwriting the other.
+	kv := make([]*Node, 2*pairs)
+	n.Keys = kv[:0:pairs]
+	n.Values = kv[pairs:pairs:2*pairs]
 	for i := 0; i+1 < len(y.Content); i += 2 {
 		yk, yv := y.Content[i], y.Content[i+1]
 		k, err := c.convert(yk)
