@@ -3,6 +3,7 @@ package cache
 import (
 	"bufio"
 	"fmt"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"slices"
@@ -34,43 +35,102 @@ type Predictive struct {
 	invalidated map[string]bool
 }
 
-// LoadPredictive reads a state directory. A missing directory is an error: a typo must not
-// silently turn the cache off.
+// LoadPredictive reads a state directory, in either layout: the flat one (one file per
+// group, named by its DN) or the audit log's nested tree (the DN's RDNs reversed as path
+// components, `dc=com/dc=github/ou=teams/cn=t`), so a checkout of the audit log repo is
+// usable as it is. Dot entries (.git) and README.md files are skipped. A missing directory is
+// an error: a typo must not silently turn the cache off.
 func LoadPredictive(dir string) (*Predictive, error) {
-	ents, err := os.ReadDir(dir)
-	if err != nil {
+	if _, err := os.ReadDir(dir); err != nil {
 		return nil, fmt.Errorf("predictive state directory %q: %w", dir, err)
 	}
 	p := &Predictive{entries: map[string]*PredictiveEntry{}, invalidated: map[string]bool{}}
-	for _, e := range ents {
-		if e.IsDir() || strings.HasPrefix(e.Name(), ".") {
-			continue
-		}
-		f, err := os.Open(filepath.Join(dir, e.Name()))
+	err := filepath.WalkDir(dir, func(path string, d fs.DirEntry, err error) error {
 		if err != nil {
-			return nil, err
+			return err
 		}
-		ent := &PredictiveEntry{Metadata: map[string]string{}}
-		sc := bufio.NewScanner(f)
-		for sc.Scan() {
-			line := strings.ToLower(strings.TrimSpace(sc.Text()))
-			switch {
-			case line == "" || strings.HasPrefix(line, "#"):
-			case strings.HasPrefix(line, "metadata_"):
-				k, v, _ := strings.Cut(strings.TrimPrefix(line, "metadata_"), "=")
-				ent.Metadata[k] = v
-			default:
-				ent.Members = append(ent.Members, dn.FirstValue(line))
+		if path == dir {
+			return nil
+		}
+		if strings.HasPrefix(d.Name(), ".") {
+			if d.IsDir() {
+				return filepath.SkipDir
 			}
+			return nil
 		}
-		f.Close()
-		if err := sc.Err(); err != nil {
-			return nil, fmt.Errorf("predictive state %s: %w", e.Name(), err)
+		if d.IsDir() || d.Name() == "README.md" || !d.Type().IsRegular() {
+			return nil
 		}
-		slices.Sort(ent.Members)
-		p.entries[dn.Normalize(e.Name())] = ent
+		rel, err := filepath.Rel(dir, path)
+		if err != nil {
+			return err
+		}
+		ent, err := readEntry(path)
+		if err != nil {
+			return fmt.Errorf("predictive state %s: %w", rel, err)
+		}
+		p.entries[dn.Normalize(DNFromPath(filepath.ToSlash(rel)))] = ent
+		return nil
+	})
+	if err != nil {
+		return nil, err
 	}
 	return p, nil
+}
+
+// DNFromPath turns an audit log path (`dc=com/ou=teams/cn=t`) into its DN (`cn=t,ou=teams,
+// dc=com`). A flat file name (one component) is the DN itself.
+func DNFromPath(rel string) string {
+	parts := strings.Split(rel, "/")
+	slices.Reverse(parts)
+	return strings.Join(parts, ",")
+}
+
+// PathFromDN is the audit log path of a group: its RDNs reversed, joined with `/`.
+func PathFromDN(groupDN string) string {
+	rdns := dn.Split(groupDN)
+	for i := range rdns {
+		rdns[i] = strings.TrimSpace(rdns[i])
+	}
+	slices.Reverse(rdns)
+	return strings.Join(rdns, "/")
+}
+
+func readEntry(path string) (*PredictiveEntry, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	ent := &PredictiveEntry{Metadata: map[string]string{}}
+	sc := bufio.NewScanner(f)
+	sc.Buffer(make([]byte, 0, 64*1024), 16*1024*1024)
+	for sc.Scan() {
+		line := strings.ToLower(strings.TrimSpace(sc.Text()))
+		switch {
+		case line == "" || strings.HasPrefix(line, "#"):
+		case strings.HasPrefix(line, "metadata_"):
+			k, v, _ := strings.Cut(strings.TrimPrefix(line, "metadata_"), "=")
+			ent.Metadata[k] = v
+		default:
+			ent.Members = append(ent.Members, dn.FirstValue(line))
+		}
+	}
+	if err := sc.Err(); err != nil {
+		return nil, err
+	}
+	slices.Sort(ent.Members)
+	return ent, nil
+}
+
+// Len is the number of groups in the state.
+func (p *Predictive) Len() int {
+	if p == nil {
+		return 0
+	}
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return len(p.entries)
 }
 
 // Lookup returns the cached state of a group, unless it was invalidated in this run.
