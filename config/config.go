@@ -324,12 +324,15 @@ func (l *loader) auditors(v *yaml11.Node) {
 			l.errf(a.Line, "auditor entries must be maps, not %s", a.RubyClass())
 			continue
 		}
-		// Auditors only matter when changes are applied; entitlements-go does not run them.
+		// Auditors only matter when changes are applied (package audit runs them); classes it
+		// does not know make apply fail, so say so early.
 		class := "(no auditor_class)"
 		if c := a.Get("auditor_class"); c != nil && c.IsString() && c.Str != "" {
 			class = c.Str
 		}
-		l.c.Warn(l.rel, a.Line, "auditor %s is not run by entitlements-go (auditors are Ruby plugins); use the plan/apply report or the predictive state instead", class)
+		if class != "GitRepo" && class != "Entitlements::Auditor::GitRepo" {
+			l.c.Warn(l.rel, a.Line, "auditor %s is not supported by entitlements-go (only GitRepo is): apply refuses to run without it", class)
+		}
 		l.cfg.Auditors = append(l.cfg.Auditors, a)
 	}
 }

@@ -83,14 +83,21 @@ func planOrApply(ctx context.Context, mode string, args []string, stdout, stderr
 		writePlanText(stdout, plan)
 	}
 	failed := plan.Err() != nil
+	var auditErr error
 	if mode == "apply" {
-		rep := deploy.Apply(ctx, plan, opt)
-		writeReport(stdout, rep)
-		failed = failed || rep.Err() != nil
+		var rep *deploy.Report
+		rep, auditErr = auditedApply(ctx, repo.Config(), res, plan, opt, opt.Logger, stderr)
+		if rep != nil {
+			writeReport(stdout, rep)
+			failed = failed || rep.Err() != nil
+		}
 	}
-	if failed {
+	if failed || auditErr != nil {
 		if err := plan.Err(); err != nil {
 			fmt.Fprintf(stderr, "entitlements %s: %v\n", mode, err)
+		}
+		if auditErr != nil {
+			fmt.Fprintf(stderr, "entitlements %s: %v\n", mode, auditErr)
 		}
 		return exitError
 	}
