@@ -201,16 +201,21 @@ func (p *TeamProvider) Read(ctx context.Context, t *providers.Target) (*provider
 	for _, g := range p.desiredGroups() {
 		desired[slugOf(g)] = g
 	}
-	slugs := slices.Sorted(maps.Keys(desired))
+	hits, slugs := p.predictiveTeams(desired)
 	var st *orgState
-	var snaps map[string]*teamSnap
+	snaps := map[string]*teamSnap{}
 	eg, ectx := errgroup.WithContext(ctx)
+	if len(slugs) > 0 || p.cfg.deleteTeams {
+		eg.Go(func() error {
+			var err error
+			st, err = p.orgState(ectx)
+			return err
+		})
+	}
 	eg.Go(func() error {
-		var err error
-		st, err = p.orgState(ectx)
-		return err
-	})
-	eg.Go(func() error {
+		if len(slugs) == 0 && !p.cfg.deleteTeams {
+			return nil
+		}
 		all := slugs
 		if p.cfg.deleteTeams {
 			listed, err := p.s.listTeamSlugs(ectx, p.cfg.org)
@@ -244,6 +249,9 @@ func (p *TeamProvider) Read(ctx context.Context, t *providers.Target) (*provider
 		}
 	}
 	out := &providers.State{Groups: map[string]*providers.Group{}}
+	for _, g := range hits {
+		out.Groups[providers.Key(g.DN)] = g
+	}
 	leftOut := map[string][]string{}
 	var kept []string
 	for slug, snap := range snaps {
