@@ -33,6 +33,7 @@ type Predictive struct {
 	mu          sync.Mutex
 	entries     map[string]*PredictiveEntry // by normalised DN
 	invalidated map[string]bool
+	served      map[string]bool // entries Lookup returned
 }
 
 // LoadPredictive reads a state directory, in either layout: the flat one (one file per
@@ -44,7 +45,7 @@ func LoadPredictive(dir string) (*Predictive, error) {
 	if _, err := os.ReadDir(dir); err != nil {
 		return nil, fmt.Errorf("predictive state directory %q: %w", dir, err)
 	}
-	p := &Predictive{entries: map[string]*PredictiveEntry{}, invalidated: map[string]bool{}}
+	p := &Predictive{entries: map[string]*PredictiveEntry{}, invalidated: map[string]bool{}, served: map[string]bool{}}
 	err := filepath.WalkDir(dir, func(path string, d fs.DirEntry, err error) error {
 		if err != nil {
 			return err
@@ -123,6 +124,23 @@ func readEntry(path string) (*PredictiveEntry, error) {
 	return ent, nil
 }
 
+// Hits is the number of groups trusted from the state in this run: entries looked up and not
+// invalidated afterwards.
+func (p *Predictive) Hits() int {
+	if p == nil {
+		return 0
+	}
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	n := 0
+	for k := range p.served {
+		if !p.invalidated[k] {
+			n++
+		}
+	}
+	return n
+}
+
 // Len is the number of groups in the state.
 func (p *Predictive) Len() int {
 	if p == nil {
@@ -145,6 +163,9 @@ func (p *Predictive) Lookup(groupDN string) (*PredictiveEntry, bool) {
 		return nil, false
 	}
 	e, ok := p.entries[k]
+	if ok {
+		p.served[k] = true
+	}
 	return e, ok
 }
 

@@ -68,19 +68,19 @@ func (p *OrgProvider) predictiveOrg(ctx context.Context, desired map[string]*pro
 	if pred == nil || len(desired) != len(roles) {
 		return nil, false, nil
 	}
-	entries := map[string]*cache.PredictiveEntry{}
-	for _, r := range roles {
-		e, found := pred.Lookup(p.roleDN(r))
-		if !found {
-			return nil, false, nil // both role files must exist (a lone one is not invalidated)
-		}
-		entries[r] = e
-	}
 	miss := func() (*providers.State, bool, error) {
 		for _, r := range roles {
 			pred.Invalidate(p.roleDN(r))
 		}
 		return nil, false, nil
+	}
+	entries := map[string]*cache.PredictiveEntry{}
+	for _, r := range roles {
+		e, found := pred.Lookup(p.roleDN(r))
+		if !found {
+			return miss() // both role files must exist
+		}
+		entries[r] = e
 	}
 	want := map[string]bool{}
 	for _, r := range roles {
