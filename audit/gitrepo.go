@@ -14,6 +14,7 @@ import (
 	"regexp"
 	"slices"
 	"strings"
+	"time"
 
 	"github.com/entitlements-go/entitlements/cache"
 	"github.com/entitlements-go/entitlements/internal/dn"
@@ -184,7 +185,10 @@ func (g *GitRepo) git(ctx context.Context, dir string, remote bool, args ...stri
 	}
 	var out, errb bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &out, &errb
-	if err := cmd.Run(); err != nil {
+	start := time.Now()
+	err := cmd.Run()
+	g.opt.Logger.Debug("git", "args", strings.Join(args, " "), "took", time.Since(start))
+	if err != nil {
 		msg := strings.TrimSpace(errb.String())
 		if msg == "" {
 			msg = strings.TrimSpace(out.String())
@@ -493,14 +497,10 @@ func (g *GitRepo) commitChanges(ctx context.Context, changes map[string]change, 
 	if len(staged) == 0 {
 		return nil
 	}
-	// Paths go through a file so that tens of thousands of them never exceed the argument
-	// limit.
-	list := filepath.Join(g.dir, ".git", "entitlements-audit-paths")
-	if err := os.WriteFile(list, []byte(strings.Join(staged, "\x00")+"\x00"), 0o600); err != nil {
-		return err
-	}
-	defer os.Remove(list)
-	if _, err := g.git(ctx, g.dir, false, "add", "--all", "--pathspec-from-file="+list, "--pathspec-file-nul"); err != nil {
+	// The checkout was clean after Setup and only this commit's files were written since
+	// the last commit: staging the whole tree stages exactly them (one scan of the tree,
+	// where a pathspec list costs a scan per path).
+	if _, err := g.git(ctx, g.dir, false, "add", "--all", "--", "."); err != nil {
 		return err
 	}
 	if _, err := g.git(ctx, g.dir, false, "diff", "--cached", "--quiet"); err == nil {

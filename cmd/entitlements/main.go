@@ -99,6 +99,7 @@ type common struct {
 	github      *github.Registry
 	aad         closer
 	logger      *slog.Logger
+	ext         cmdExt
 }
 
 type closer interface{ Close() }

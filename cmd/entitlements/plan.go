@@ -48,8 +48,16 @@ func cmdApply(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 }
 
 func planOrApply(ctx context.Context, mode string, args []string, stdout, stderr io.Writer) int {
+	return planOrApplyExt(ctx, mode, args, stdout, stderr, &cmdExt{})
+}
+
+// planOrApplyExt is plan and apply with provider settings from ext (the e2e benchmark runs
+// the CLI's own plan this way); ext receives the predictive state the run loaded.
+func planOrApplyExt(ctx context.Context, mode string, args []string, stdout, stderr io.Writer, ext *cmdExt) int {
 	fs := flag.NewFlagSet(mode, flag.ContinueOnError)
 	var pf planFlags
+	pf.common.ext = *ext
+	defer func() { *ext = pf.common.ext }()
 	pf.register(fs)
 	if !parseFlags(fs, args, stderr) {
 		return exitUsage
@@ -81,6 +89,7 @@ func planOrApply(ctx context.Context, mode string, args []string, stdout, stderr
 		writePlanJSON(stdout, plan)
 	} else {
 		writePlanText(stdout, plan)
+		writePredictiveLine(stdout, &pf.common)
 	}
 	failed := plan.Err() != nil
 	var auditErr error

@@ -15,8 +15,18 @@ import (
 // registries own connection pools and live as long as the command (c.stop closes them).
 func realFactories(c *common) map[string]deploy.Factory {
 	ldapFactory := func(ou *config.OU) (providers.Provider, error) { return c.ldap.Provider(ou) }
-	c.github = github.NewRegistry(github.Options{Logger: c.logger})
-	ghFactory := func(ou *config.OU) (providers.Provider, error) { return c.github.Provider(ou) }
+	pred, predErr := c.predictiveState()
+	gopt := github.Options{Logger: c.logger, Predictive: pred}
+	if c.ext.githubHook != nil {
+		c.ext.githubHook(&gopt)
+	}
+	c.github = github.NewRegistry(gopt)
+	ghFactory := func(ou *config.OU) (providers.Provider, error) {
+		if predErr != nil {
+			return nil, predErr
+		}
+		return c.github.Provider(ou)
+	}
 	out := map[string]deploy.Factory{
 		"ldap":        ldapFactory,
 		"member_of":   ldapFactory,
