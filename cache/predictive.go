@@ -10,6 +10,8 @@ import (
 	"strings"
 	"sync"
 
+	"golang.org/x/sync/errgroup"
+
 	"github.com/entitlements-go/entitlements/internal/dn"
 )
 
@@ -46,6 +48,7 @@ func LoadPredictive(dir string) (*Predictive, error) {
 		return nil, fmt.Errorf("predictive state directory %q: %w", dir, err)
 	}
 	p := &Predictive{entries: map[string]*PredictiveEntry{}, invalidated: map[string]bool{}, served: map[string]bool{}}
+	var rels []string
 	err := filepath.WalkDir(dir, func(path string, d fs.DirEntry, err error) error {
 		if err != nil {
 			return err
@@ -66,15 +69,32 @@ func LoadPredictive(dir string) (*Predictive, error) {
 		if err != nil {
 			return err
 		}
-		ent, err := readEntry(path)
-		if err != nil {
-			return fmt.Errorf("predictive state %s: %w", rel, err)
-		}
-		p.entries[dn.Normalize(DNFromPath(filepath.ToSlash(rel)))] = ent
+		rels = append(rels, rel)
 		return nil
 	})
 	if err != nil {
 		return nil, err
+	}
+	// Tens of thousands of small files: reading several at once overlaps the waits for the
+	// disk, which dominate on a cold cache.
+	ents := make([]*PredictiveEntry, len(rels))
+	var eg errgroup.Group
+	eg.SetLimit(8)
+	for i, rel := range rels {
+		eg.Go(func() error {
+			ent, err := readEntry(filepath.Join(dir, rel))
+			if err != nil {
+				return fmt.Errorf("predictive state %s: %w", rel, err)
+			}
+			ents[i] = ent
+			return nil
+		})
+	}
+	if err := eg.Wait(); err != nil {
+		return nil, err
+	}
+	for i, rel := range rels {
+		p.entries[dn.Normalize(DNFromPath(filepath.ToSlash(rel)))] = ents[i]
 	}
 	return p, nil
 }

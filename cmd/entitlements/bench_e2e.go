@@ -54,6 +54,7 @@ type e2eOptions struct {
 	latency time.Duration
 	changes int
 	dir     string
+	profile string // directory for one CPU profile per plan run
 	log     io.Writer
 }
 
@@ -112,6 +113,7 @@ func cmdBenchE2E(ctx context.Context, args []string, stdout, stderr io.Writer) i
 	dir := fs.String("dir", "", "work here and keep the repo, audit log and server files (default: a temporary directory, removed after)")
 	seed := fs.Int64("seed", 1, "generator seed")
 	changes := fs.Int("changes", 3, "groups changed per provider before the change run")
+	profile := fs.String("cpuprofile-dir", "", "write a CPU profile of each plan run (cold.pprof, predictive.pprof, change.pprof) to this directory")
 	if !parseFlags(fs, args, stderr) {
 		return exitUsage
 	}
@@ -136,7 +138,7 @@ func cmdBenchE2E(ctx context.Context, args []string, stdout, stderr io.Writer) i
 		fmt.Fprintf(stderr, "entitlements bench: %v\n", err)
 		return exitError
 	}
-	res, err := runE2E(ctx, e2eOptions{people: *n, seed: *seed, latency: *latency, changes: *changes, dir: work, log: stderr})
+	res, err := runE2E(ctx, e2eOptions{people: *n, seed: *seed, latency: *latency, changes: *changes, dir: work, profile: *profile, log: stderr})
 	if err != nil {
 		fmt.Fprintf(stderr, "entitlements bench: %v\n", err)
 		return exitError
@@ -259,7 +261,6 @@ func runE2E(ctx context.Context, o e2eOptions) (*e2eResult, error) {
 			fmt.Fprintf(o.log, "  %s\n", l)
 		}
 	}
-	fmt.Fprintf(o.log, "  %s\n", tail(errb.String(), 2))
 
 	backends := map[string]benchBackend{"github": ghBackend{gh}}
 	if aadBackend != nil {
@@ -274,6 +275,9 @@ func runE2E(ctx context.Context, o e2eOptions) (*e2eResult, error) {
 		}
 		args := append(slices.Clone(common), "--format", "json")
 		ext := &cmdExt{aadHook: aadHook}
+		if o.profile != "" {
+			args = append(args, "--cpuprofile", filepath.Join(o.profile, name+".pprof"))
+		}
 		if full {
 			args = append(args, "--full")
 		} else {
