@@ -77,3 +77,11 @@ func TestCLIApplyAuditSetupFailureAppliesNothing(t *testing.T) {
 		t.Errorf("something was applied:\n%s\n%s", stdout, stderr)
 	}
 }
+
+func TestCLIPredictiveStateTypoFails(t *testing.T) {
+	t.Setenv("ENTITLEMENTS_PREDICTIVE_STATE_DIR", filepath.Join(t.TempDir(), "typo"))
+	code, stdout, stderr := runCLI(t, "plan", "--config", exampleConfig, "--now", "2026-01-01")
+	if code == exitOK || !strings.Contains(stderr, "typo") || strings.Contains(stdout, "Plan:") {
+		t.Errorf("a missing state directory must fail the run before anything is read: %d\n%s\n%s", code, stdout, stderr)
+	}
+}

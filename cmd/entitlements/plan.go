@@ -130,7 +130,7 @@ func providerFactories(state string, cfg *config.Config, c *common) (map[string]
 		}
 		return out, nil
 	}
-	return realFactories(c), nil
+	return realFactories(c)
 }
 
 func writePlanText(w io.Writer, plan *deploy.Plan) {

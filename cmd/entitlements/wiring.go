@@ -12,21 +12,21 @@ import (
 )
 
 // realFactories builds the providers for the backend types this binary supports. The
-// registries own connection pools and live as long as the command (c.stop closes them).
-func realFactories(c *common) map[string]deploy.Factory {
+// registries own connection pools and live as long as the command (c.stop closes them). A
+// predictive state directory that cannot be read fails the whole run (a typo must not
+// silently turn it off).
+func realFactories(c *common) (map[string]deploy.Factory, error) {
 	ldapFactory := func(ou *config.OU) (providers.Provider, error) { return c.ldap.Provider(ou) }
-	pred, predErr := c.predictiveState()
+	pred, err := c.predictiveState()
+	if err != nil {
+		return nil, err
+	}
 	gopt := github.Options{Logger: c.logger, Predictive: pred}
 	if c.ext.githubHook != nil {
 		c.ext.githubHook(&gopt)
 	}
 	c.github = github.NewRegistry(gopt)
-	ghFactory := func(ou *config.OU) (providers.Provider, error) {
-		if predErr != nil {
-			return nil, predErr
-		}
-		return c.github.Provider(ou)
-	}
+	ghFactory := func(ou *config.OU) (providers.Provider, error) { return c.github.Provider(ou) }
 	out := map[string]deploy.Factory{
 		"ldap":        ldapFactory,
 		"member_of":   ldapFactory,
@@ -34,7 +34,7 @@ func realFactories(c *common) map[string]deploy.Factory {
 		"github_team": ghFactory,
 	}
 	addAAD(c, out)
-	return out
+	return out, nil
 }
 
 // ldapGroups adapts the LDAP provider's group reader to the calculator's interface.
