@@ -74,6 +74,10 @@ type Run struct {
 	// run (the read found them, or a create succeeded). Only those may get an empty file
 	// (spec providers §2.3 item 6).
 	Confirmed map[string]bool
+	// Unapplied holds the normalised DNs of groups with a change that is not an action
+	// (attributes or description only) and was not applied: their files are left as they
+	// are, or the next run would trust a state that was never reached.
+	Unapplied map[string]bool
 	// ProviderErr is set when a provider failed (a target could not be planned, or a change
 	// failed or may have failed). The sync commit is then skipped.
 	ProviderErr error
@@ -82,7 +86,7 @@ type Run struct {
 // NewRun assembles a Run from a calculation, its plan and the apply report (nil when
 // nothing was applied).
 func NewRun(res *calc.Result, plan *deploy.Plan, rep *deploy.Report) *Run {
-	run := &Run{Actions: map[string]*Action{}, Confirmed: map[string]bool{}}
+	run := &Run{Actions: map[string]*Action{}, Confirmed: map[string]bool{}, Unapplied: map[string]bool{}}
 	for _, g := range res.Groups {
 		if g.DN == "" {
 			continue
@@ -131,6 +135,9 @@ func NewRun(res *calc.Result, plan *deploy.Plan, rep *deploy.Report) *Run {
 				a.Existing = c.Current.Members
 			case providers.UpdateGroup:
 				if len(c.Add) == 0 && len(c.Remove) == 0 {
+					if !a.Succeeded {
+						run.Unapplied[dn.Normalize(c.DN)] = true
+					}
 					continue
 				}
 				a.Existing = c.Current.Members

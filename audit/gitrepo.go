@@ -366,6 +366,8 @@ func (g *GitRepo) plan(run *Run) (syncC, validC map[string]change, err error) {
 		have, exists := read(rel)
 		if a == nil {
 			switch {
+			case run.Unapplied[k]:
+				g.opt.Logger.Warn("audit log: change not recorded (it was not applied)", "file", rel, "change", "attributes")
 			case exists && have != want:
 				syncC[rel] = change{content: want}
 			case !exists && (len(grp.Members) > 0 || run.Confirmed[k]):

@@ -150,6 +150,17 @@ func TestGitRepoLifecycle(t *testing.T) {
 		t.Fatalf("tree %q, want %q", got, want)
 	}
 
+	// A metadata-only change that failed is not recorded (the next run must not trust it).
+	groupsMD := []*Group{
+		{DN: dnTeam, Members: []string{"Bob", "alice"}, Metadata: map[string]any{"team_maintainers": "alice"}},
+		{DN: dnEmpty},
+	}
+	commitRun(t, newAuditor(t, remote, checkout, ""), &Run{Groups: groupsMD, Actions: map[string]*Action{},
+		Unapplied: map[string]bool{key(dnTeam): true}, Confirmed: first.Confirmed})
+	if got := messages(t, remote); len(got) != 2 {
+		t.Fatalf("a failed metadata change was committed: %q", got)
+	}
+
 	// No-op: same groups, no action: no commit at all.
 	noop := &Run{Groups: groups, Actions: map[string]*Action{}, Confirmed: first.Confirmed}
 	commitRun(t, newAuditor(t, remote, checkout, ""), noop)
