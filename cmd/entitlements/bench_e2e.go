@@ -192,8 +192,11 @@ func runE2E(ctx context.Context, o e2eOptions) (*e2eResult, error) {
 	if err := os.MkdirAll(orgDir, 0o755); err != nil {
 		return nil, err
 	}
-	os.WriteFile(filepath.Join(orgDir, "admin.txt"), []byte(admins.String()), 0o644)
-	os.WriteFile(filepath.Join(orgDir, "member.txt"), []byte(members.String()), 0o644)
+	for name, content := range map[string]string{"admin.txt": admins.String(), "member.txt": members.String()} {
+		if err := os.WriteFile(filepath.Join(orgDir, name), []byte(content), 0o644); err != nil {
+			return nil, err
+		}
+	}
 
 	// LDAP: a real slapd, when installed.
 	ldif := "dn: ou=Pizza_Teams,ou=Groups,dc=example,dc=net\nobjectClass: organizationalUnit\nou: Pizza_Teams\n\n" +
