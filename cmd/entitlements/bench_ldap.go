@@ -75,7 +75,7 @@ func startSlapd(dir, ldif string) (srv *testldap.Server, tb *slapdTB, skip strin
 	if !slapdInstalled() {
 		return nil, nil, "slapd is not installed (apt-get install slapd)", nil
 	}
-	srv = testldap.Start(tb, testldap.Options{LDIF: ldif})
+	srv = testldap.Start(tb, testldap.Options{LDIF: ldif, MaxSize: 4 << 30}) // large repos: tens of MB of groups per 10,000 people
 	return srv, tb, "", nil
 }
 
