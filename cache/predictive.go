@@ -2,6 +2,7 @@ package cache
 
 import (
 	"bufio"
+	"bytes"
 	"fmt"
 	"io/fs"
 	"os"
@@ -13,6 +14,7 @@ import (
 	"golang.org/x/sync/errgroup"
 
 	"github.com/entitlements-go/entitlements/internal/dn"
+	"github.com/entitlements-go/entitlements/internal/safefile"
 )
 
 // PredictiveEntry is the last successfully applied state of one group.
@@ -118,13 +120,12 @@ func PathFromDN(groupDN string) string {
 }
 
 func readEntry(path string) (*PredictiveEntry, error) {
-	f, err := os.Open(path)
+	data, err := safefile.Read(path, safefile.Options{})
 	if err != nil {
 		return nil, err
 	}
-	defer f.Close()
 	ent := &PredictiveEntry{Metadata: map[string]string{}}
-	sc := bufio.NewScanner(f)
+	sc := bufio.NewScanner(bytes.NewReader(data))
 	sc.Buffer(make([]byte, 0, 64*1024), 16*1024*1024)
 	for sc.Scan() {
 		line := strings.ToLower(strings.TrimSpace(sc.Text()))

@@ -337,18 +337,24 @@ func (g ghBackend) stats() benchStats {
 
 // e2eFigures turns the plan's JSON output and the back ends' counters into one run's figures.
 func e2eFigures(out []byte, wall time.Duration, backends map[string]benchBackend, ext *cmdExt) (*e2eRun, error) {
-	var plan struct {
-		Targets []jsonTarget `json:"targets"`
-		CalcMS  int64        `json:"calculation_ms"`
+	var doc struct {
+		Plan struct {
+			Targets []jsonTarget `json:"targets"`
+		} `json:"plan"`
+		Timings struct {
+			CalcMS  int64                        `json:"calculation_ms"`
+			Targets map[string]jsonTargetTimings `json:"targets"`
+		} `json:"timings"`
 	}
-	if err := json.Unmarshal(out, &plan); err != nil {
+	if err := json.Unmarshal(out, &doc); err != nil {
 		return nil, fmt.Errorf("reading the plan output: %w", err)
 	}
-	r := &e2eRun{WallMS: wall.Milliseconds(), CalcMS: plan.CalcMS, Targets: map[string]*e2eTarget{}, Hosts: map[string]e2eHost{}}
+	r := &e2eRun{WallMS: wall.Milliseconds(), CalcMS: doc.Timings.CalcMS, Targets: map[string]*e2eTarget{}, Hosts: map[string]e2eHost{}}
 	var ldapSearches, ldapConns int64
-	for _, t := range plan.Targets {
-		c := t.Counters
-		et := &e2eTarget{Type: t.Type, WallMS: t.ReadMS, Changes: int64(len(t.Changes)), Error: t.Error,
+	for _, t := range doc.Plan.Targets {
+		tt := doc.Timings.Targets[t.OU]
+		c := tt.Counters
+		et := &e2eTarget{Type: t.Type, WallMS: tt.ReadMS, Changes: int64(len(t.Changes)), Error: t.Error,
 			PredictiveHits: c["predictive_hits"]}
 		switch t.Type {
 		case "github_org", "github_team":

@@ -126,6 +126,6 @@ func (p *OrgProvider) pending(ctx context.Context) ([]string, error) {
 	if err != nil || ghes {
 		return nil, err
 	}
-	_, pending, err := p.s.countAndPending(ctx, p.cfg.org, true)
+	_, pending, _, err := p.s.countAndPending(ctx, p.cfg.org, true)
 	return pending, err
 }

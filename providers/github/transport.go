@@ -22,6 +22,7 @@ type counters struct {
 	rest, graphql, conns, retries, rateLimited atomic.Int64
 	rateWait, backoffWait                      atomic.Int64 // nanoseconds
 	writes, skippedUsers, warnings             atomic.Int64
+	pendingUsers                               atomic.Int64
 	// predictive: groups trusted from the predictive state; memberReads: member lists read
 	// (one per team, one per org role list).
 	predictive, memberReads atomic.Int64
@@ -38,6 +39,7 @@ func (c *counters) snapshot() map[string]int64 {
 		"backoff_wait_ms":    c.backoffWait.Load() / int64(time.Millisecond),
 		"writes":             c.writes.Load(),
 		"skipped_users":      c.skippedUsers.Load(),
+		"pending_users":      c.pendingUsers.Load(),
 		"warnings":           c.warnings.Load(),
 		"predictive_hits":    c.predictive.Load(),
 		"member_reads":       c.memberReads.Load(),
