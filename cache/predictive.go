@@ -111,7 +111,7 @@ func DNFromPath(rel string) string {
 
 // PathFromDN is the audit log path of a group: its RDNs reversed, joined with `/`.
 func PathFromDN(groupDN string) string {
-	rdns := dn.Split(groupDN)
+	rdns := splitRDNs(groupDN)
 	for i := range rdns {
 		rdns[i] = strings.TrimSpace(rdns[i])
 	}
@@ -229,4 +229,21 @@ func WritePredictive(dir, groupDN string, members []string, metadata map[string]
 		return fmt.Errorf("group DN %q cannot be a file name", groupDN)
 	}
 	return os.WriteFile(filepath.Join(dir, groupDN), []byte(b.String()), 0o644)
+}
+
+// splitRDNs splits a DN on its unescaped commas, keeping each RDN as written (the audit log
+// path spells the DN as the config does).
+func splitRDNs(s string) []string {
+	var out []string
+	start := 0
+	for i := 0; i < len(s); i++ {
+		switch s[i] {
+		case '\\':
+			i++
+		case ',':
+			out = append(out, s[start:i])
+			start = i + 1
+		}
+	}
+	return append(out, s[start:])
 }
