@@ -50,6 +50,13 @@ func newResult(r *Repo) (*Result, error) {
 	var errs validate.Collector
 	for _, o := range r.outputs {
 		g := o.g
+		key := o.ou.Key + "/" + g.cn
+		if fin, out := r.reusedOutput(g, key, o.mirror); out != nil {
+			res.finals[g] = fin
+			res.Groups = append(res.Groups, out)
+			res.byKey[key] = out
+			continue
+		}
 		fin, ok := res.finals[g]
 		if !ok {
 			var emptied bool

@@ -7,12 +7,13 @@ package config
 import (
 	"cmp"
 	"fmt"
-	"os"
+	"io/fs"
 	"path/filepath"
 	"slices"
 	"strings"
 
 	"github.com/entitlements-go/entitlements/internal/erb"
+	"github.com/entitlements-go/entitlements/internal/vfs"
 	"github.com/entitlements-go/entitlements/internal/yaml11"
 	"github.com/entitlements-go/entitlements/validate"
 )
@@ -47,6 +48,19 @@ type Options struct {
 	FilterClasses []string
 	// BaseDir is the directory error paths are shown relative to. Default: the working directory.
 	BaseDir string
+	// FS, when set, is where every file is read from instead of the operating system: paths
+	// are then slash-separated and relative to its root, mounted at "/" (Config.File is
+	// "/entitlements.yaml" for a file at the root). Default: the operating system.
+	FS fs.FS
+	// WorkDir is the working directory inside FS (relative paths, error paths). Default: its root.
+	WorkDir string
+}
+
+func (o Options) fsys() vfs.FS {
+	if o.FS == nil {
+		return vfs.OS{}
+	}
+	return vfs.Mount(o.FS, o.WorkDir)
 }
 
 // Config is a loaded, validated configuration.
@@ -168,16 +182,17 @@ func (c *Config) SortedOUs() []*OU {
 
 // Load reads, renders and validates the config file at path.
 func Load(path string, opt Options) (*Config, []validate.Warning, error) {
-	abs, err := filepath.Abs(path)
+	fsys := opt.fsys()
+	abs, err := vfs.Abs(fsys, path)
 	if err != nil {
 		return nil, nil, fmt.Errorf("config %s: %w", path, err)
 	}
 	base := opt.BaseDir
 	if base == "" {
-		base, _ = os.Getwd()
+		base, _ = fsys.Getwd()
 	}
 	rel := RelPath(base, abs)
-	data, err := os.ReadFile(abs)
+	data, err := fsys.ReadFile(abs)
 	if err != nil {
 		return nil, nil, &validate.Error{Path: rel, Kind: validate.KindConfig,
 			Msg: "cannot read configuration file: " + err.Error(), Err: err}
@@ -187,11 +202,12 @@ func Load(path string, opt Options) (*Config, []validate.Warning, error) {
 
 // Parse validates config text as if it were read from the file at path (absolute).
 func Parse(path string, data []byte, opt Options) (*Config, []validate.Warning, error) {
+	fsys := opt.fsys()
 	base := opt.BaseDir
 	if base == "" {
-		base, _ = os.Getwd()
+		base, _ = fsys.Getwd()
 	}
-	l := &loader{opt: opt, types: mergeTypes(opt.Types), rel: RelPath(base, path)}
+	l := &loader{opt: opt, fsys: fsys, types: mergeTypes(opt.Types), rel: RelPath(base, path)}
 	cfg := &Config{File: path, Dir: filepath.Dir(path), MaxParallelism: 1, baseDir: base,
 		byKey: map[string]*OU{}, People: map[string]*PeopleSource{}}
 	l.cfg = cfg
@@ -228,6 +244,7 @@ func Parse(path string, data []byte, opt Options) (*Config, []validate.Warning, 
 
 type loader struct {
 	opt   Options
+	fsys  vfs.FS
 	types map[string]TypeSpec
 	cfg   *Config
 	rel   string
@@ -409,7 +426,7 @@ func (l *loader) extras(v *yaml11.Node) {
 				p = filepath.Join(l.cfg.Dir, p)
 			}
 			oc.ManagerMapFile = p
-			if _, err := os.Stat(p); err != nil {
+			if _, err := l.fsys.Stat(p); err != nil {
 				oc.Err = fmt.Sprintf("The `manager_map_file` %s does not exist!", f.Str)
 			}
 		case "ldap_group":
@@ -613,7 +630,7 @@ func (l *loader) ou(key string, m *yaml11.Node, line int) *OU {
 		return nil
 	}
 	if spec.Enumerates && ou.Mirror == "" {
-		if st, err := os.Stat(ou.Dir); err != nil || !st.IsDir() {
+		if st, err := l.fsys.Stat(ou.Dir); err != nil || !st.IsDir() {
 			l.errf(line, "Non-existing directory %q for group %q!", l.cfg.Rel(ou.Dir), key)
 			return nil
 		}
@@ -647,7 +664,7 @@ func (l *loader) checkMirror(ou *OU) {
 	if ou.Mirror == "" {
 		return
 	}
-	if st, err := os.Stat(ou.Dir); err == nil && st.IsDir() {
+	if st, err := l.fsys.Stat(ou.Dir); err == nil && st.IsDir() {
 		l.errf(ou.Line, "%q is declared as a mirror OU but source %q exists!", ou.Key, l.cfg.Rel(ou.Dir))
 	}
 	src := l.cfg.byKey[ou.Mirror]
