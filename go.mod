@@ -14,6 +14,7 @@ require (
 	github.com/microsoftgraph/msgraph-sdk-go-core v1.4.0
 	go.yaml.in/yaml/v3 v3.0.5
 	golang.org/x/sync v0.25.0
+	golang.org/x/term v0.45.0
 )
 
 require (

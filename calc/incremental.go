@@ -162,6 +162,7 @@ func (r *Repo) reuseParse(g *group) bool {
 	g.base = bg
 	g.reused = true
 	g.perrs = bg.perrs
+	g.sum = bg.sum
 	g.pwarn = bg.pwarn
 	g.descErrs = bg.descErrs
 	if bg.def != nil {

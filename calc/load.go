@@ -2,6 +2,7 @@ package calc
 
 import (
 	"context"
+	"crypto/sha256"
 	"errors"
 	"fmt"
 	"io/fs"
@@ -85,6 +86,8 @@ type group struct {
 	// from there; same says its sets equal the base's.
 	base         *group
 	reused, same bool
+	// sum is the SHA-256 of the file's content (Digest).
+	sum [32]byte
 
 	state      uint8 // unvisited, active, done
 	bad        bool
@@ -696,6 +699,7 @@ func (r *Repo) parse(g *group) {
 		g.perrs = append(g.perrs, &validate.Error{Path: g.rel, Kind: validate.KindIO, Msg: err.Error(), Err: err})
 		return
 	}
+	g.sum = sha256.Sum256(data)
 	p := &parser{rel: g.rel, today: r.today, ignoreExp: r.ignore, methods: r.methods,
 		allowed: r.allowedMethods(g.ou), filters: r.fnames}
 	var def *definition
