@@ -118,7 +118,7 @@ func (d *Diff) WriteMarkdown(w io.Writer, opt MarkdownOptions) error {
 	}
 	for _, g := range d.Groups {
 		var b strings.Builder
-		fmt.Fprintf(&b, "#### `%s` %s\n\n", g.Key, map[Status]string{Created: "(created)", Deleted: "(deleted)", Changed: ""}[g.Status])
+		fmt.Fprintf(&b, "#### `%s`%s\n\n", g.Key, map[Status]string{Created: " (created)", Deleted: " (deleted)", Changed: ""}[g.Status])
 		fmt.Fprintf(&b, "File: `%s`", g.File)
 		if g.DN != "" {
 			fmt.Fprintf(&b, " · DN: `%s`", g.DN)

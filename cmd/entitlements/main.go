@@ -42,7 +42,8 @@ commands:
   validate  load and validate a config repo; print every error found
   explain   explain why a person is (or is not) in a group
   plan      show the changes that would bring every target in step (writes nothing)
-  apply     make those changes
+  apply     make those changes (asks first on a terminal; --yes, or a saved plan file)
+  diff      who gains or loses which access between two git revisions, and why
   bench     generate a synthetic repo and time load, validate and calculate
 
 run "entitlements <command> -h" for the flags of a command
@@ -74,6 +75,8 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		return cmdApply(ctx, rest, stdout, stderr)
 	case "bench":
 		return cmdBench(ctx, rest, stdout, stderr)
+	case "diff":
+		return cmdDiff(ctx, rest, stdout, stderr)
 	case "help", "-h", "--help":
 		fmt.Fprint(stdout, usage)
 		return exitOK
