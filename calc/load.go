@@ -25,16 +25,16 @@ import (
 // that a run uses (parsed once), and the dependency graph between groups with references
 // resolved and cycles rejected. A Repo that Load returns cannot fail to calculate.
 type Repo struct {
-	cfg      *config.Config
-	opt      Options
-	fsys     vfs.FS
+	cfg  *config.Config
+	opt  Options
+	fsys vfs.FS
 	// inc is the reuse plan of an incremental load (nil for a full one).
-	inc *incState
+	inc      *incState
 	today    validate.Date
 	ignore   bool
 	dir      *people.Directory
 	org      *people.Orgchart
-	orgErr   error // why management rules cannot work (set instead of org)
+	orgErr   error             // why management rules cannot work (set instead of org)
 	mm       map[string]string // the manager map behind org
 	universe *roaring.Bitmap
 

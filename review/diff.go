@@ -11,6 +11,7 @@
 package review
 
 import (
+	"errors"
 	"fmt"
 	"maps"
 	"reflect"
@@ -244,78 +245,172 @@ func (d *Diff) Summary() (perOU []OUSummary, total OUSummary) {
 // res is the side where uid is a member, other the side where it is not (nil for a created
 // group).
 func reason(res, other *calc.Result, key, uid string, added bool) string {
-	ex, err := res.Explain(key, uid)
-	if err != nil || !ex.Known {
-		return ""
-	}
-	var ox *calc.Explanation
-	if other != nil {
-		if x, err := other.Explain(key, uid); err == nil && x.Known {
-			ox = x
-		}
-	}
-	if added {
-		// Membership came back because a filter stopped removing the person?
-		if ox != nil && ox.InRules && ex.InRules {
-			for _, f := range ox.Filters {
-				if f.Removed {
-					return fmt.Sprintf("no longer removed by filter %s", f.Filter)
-				}
-			}
-			if fe := ox.FileExpiration; fe != nil && fe.Reached {
-				return fmt.Sprintf("the whole-file expiration (%s) no longer applies (%s)", fe.Date, ex.File)
-			}
+	if other == nil {
+		ex, err := res.Explain(key, uid)
+		if err != nil || !ex.Known {
+			return ""
 		}
 		if r := why(ex.Rules, ex.File, 0); r != "" {
 			return r
 		}
 		return "matched by the rules of " + ex.File
 	}
-	// Removed: what in the new revision stops the rules that used to match?
-	if ox != nil {
-		for _, f := range ox.Filters {
+	if r := changedPath(res, other, key, uid, added, 0); r != "" {
+		return r
+	}
+	if added {
+		return "matched by the rules of the group"
+	}
+	return "no longer matched by the rules of the group"
+}
+
+// changedPath finds what makes uid a member of key in from and not in to: a filter, a
+// whole-file expiration, or the rule path that matches only in from, followed into
+// referenced groups (whose own change is the real reason) and org-chart chains.
+func changedPath(from, to *calc.Result, key, uid string, added bool, depth int) string {
+	fx, err := from.Explain(key, uid)
+	if err != nil || !fx.Known {
+		return ""
+	}
+	tx, err := to.Explain(key, uid)
+	var nf *calc.NotFoundError
+	if errors.As(err, &nf) && !added {
+		return "group " + key + " deleted (" + fx.File + ")"
+	}
+	if err != nil || !tx.Known {
+		if added {
+			return why(fx.Rules, fx.File, 0)
+		}
+		return "no longer matched: " + why(fx.Rules, fx.File, 0)
+	}
+	// Filters and the whole-file expiration act after the rules.
+	if tx.InRules && fx.InRules {
+		for _, f := range tx.Filters {
 			if f.Removed {
-				return fmt.Sprintf("removed by filter %s (%s = %s in %s)", f.Filter, f.Filter, f.Setting, ox.File)
-			}
-		}
-		if fe := ox.FileExpiration; fe != nil && fe.Reached && ox.InRules {
-			return fmt.Sprintf("expiration %s passed: the whole file expired (%s:%d)", fe.Date, ox.File, fe.Line)
-		}
-		was := matchedLeaves(ex.Rules, ex.File, 0)
-		for _, l := range ox.ExpiredLines {
-			for _, w := range was {
-				if strings.Contains(l.Text, w.rule) || strings.Contains(strings.ToLower(l.Text), strings.ToLower(uid)) {
-					return fmt.Sprintf("expiration %s passed: %s (%s:%d)", l.Date, strings.TrimSpace(l.Text), ox.File, l.Line)
+				if added {
+					return fmt.Sprintf("no longer removed by filter %s (%s = %s in %s)", f.Filter, f.Filter, settingOf(fx, f.Filter), fx.File)
 				}
+				return fmt.Sprintf("removed by filter %s (%s = %s in %s)", f.Filter, f.Filter, f.Setting, tx.File)
+			}
+		}
+		if fe := tx.FileExpiration; fe != nil && fe.Reached {
+			if added {
+				return fmt.Sprintf("the whole-file expiration %s no longer applies (%s)", fe.Date, fx.File)
+			}
+			return fmt.Sprintf("expiration %s passed: the whole file expired (%s:%d)", fe.Date, tx.File, fe.Line)
+		}
+	}
+	lost := lostLeaf(fx.Rules, tx.Rules)
+	if lost == nil {
+		if r := why(fx.Rules, fx.File, 0); r != "" {
+			return prefix(added) + r
+		}
+		return ""
+	}
+	at := fmt.Sprintf("%s:%d", fx.File, lost.Line)
+	// Through a referenced group: the reason is what changed in that group.
+	for _, v := range lost.Via {
+		if v.Expired || depth >= 6 {
+			continue
+		}
+		if inner := changedPath(from, to, v.Group, uid, added, depth+1); inner != "" {
+			if p := prefix(added); p != "" && strings.HasPrefix(inner, p) {
+				return fmt.Sprintf("%s%s (%s) → %s", p, lost.Rule, at, strings.TrimPrefix(inner, p))
+			}
+			return fmt.Sprintf("%s (%s) → %s", lost.Rule, at, inner)
+		}
+	}
+	if !added {
+		for _, l := range tx.ExpiredLines {
+			if strings.Contains(l.Text, lost.Rule) || strings.Contains(strings.ToLower(l.Text), "= "+strings.ToLower(uid)) {
+				return fmt.Sprintf("expiration %s passed: %s (%s:%d)", l.Date, strings.TrimSpace(l.Text), tx.File, l.Line)
+			}
+		}
+	} else {
+		for _, l := range tx.ExpiredLines {
+			if strings.Contains(l.Text, lost.Rule) {
+				return fmt.Sprintf("%s (%s; its expiration %s no longer applies)", lost.Rule, at, l.Date)
 			}
 		}
 	}
-	if r := why(ex.Rules, ex.File, 0); r != "" {
-		return "no longer matched: " + r
+	if len(lost.OrgChain) > 0 {
+		was := "org chart"
+		if !added {
+			was = "org chart was"
+		}
+		return fmt.Sprintf("%s%s (%s; %s: %s)", prefix(added), lost.Rule, at, was, strings.Join(lost.OrgChain, " → "))
 	}
-	return "no longer matched by the rules of " + ex.File
+	return fmt.Sprintf("%s%s (%s)", prefix(added), lost.Rule, at)
 }
 
-type leaf struct {
-	rule, file string
-	line       int
+func prefix(added bool) string {
+	if added {
+		return ""
+	}
+	return "no longer matched: "
 }
 
-func matchedLeaves(t *calc.Trace, file string, depth int) []leaf {
-	if t == nil || !t.Matched || depth > 16 {
+func settingOf(ex *calc.Explanation, filter string) string {
+	for _, f := range ex.Filters {
+		if f.Filter == filter {
+			return f.Setting
+		}
+	}
+	return "?"
+}
+
+// lostLeaf returns the rule node that matches in from but not in to, walking both trees in
+// parallel (they have the same shape when the file did not change; otherwise the first
+// matched path of from is the answer).
+func lostLeaf(from, to *calc.Trace) *calc.Trace {
+	if from == nil || !from.Matched {
 		return nil
 	}
-	var out []leaf
+	if to == nil || to.Rule != from.Rule || len(to.Children) != len(from.Children) {
+		return firstMatched(from)
+	}
+	if len(from.Children) == 0 {
+		if to.Matched && len(from.Via) == 0 {
+			return nil
+		}
+		return from
+	}
+	for i, c := range from.Children {
+		if c.Rule == "not" {
+			continue
+		}
+		if l := lostLeaf(c, to.Children[i]); l != nil && !to.Children[i].Matched {
+			return l
+		}
+	}
+	// A negated condition that now holds (and fails), or a changed referenced group.
+	for i, c := range from.Children {
+		if c.Matched != to.Children[i].Matched {
+			if c.Rule == "not" && len(c.Children) == 1 {
+				return to.Children[i].Children[0]
+			}
+			return firstMatched(c)
+		}
+	}
+	return firstMatched(from)
+}
+
+func firstMatched(t *calc.Trace) *calc.Trace {
+	if t == nil || !t.Matched {
+		return nil
+	}
 	if len(t.Children) == 0 {
-		out = append(out, leaf{t.Rule, file, t.Line})
+		return t
 	}
 	for _, c := range t.Children {
-		out = append(out, matchedLeaves(c, file, depth)...)
+		if c.Rule == "not" {
+			continue
+		}
+		if l := firstMatched(c); l != nil {
+			return l
+		}
 	}
-	for _, v := range t.Via {
-		out = append(out, matchedLeaves(v.Rules, v.File, depth+1)...)
-	}
-	return out
+	return nil
 }
 
 // why is the first matched path of a rule tree in one line: the rule and where it is,

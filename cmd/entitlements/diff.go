@@ -97,7 +97,8 @@ func diffRevisions(ctx context.Context, c *common, baseRev, headRev string, stde
 	if err != nil || !filepath.IsLocal(cfgRel) {
 		return fail(exitUsage, "--config %s is outside the git work tree %s", c.config, repo.Top())
 	}
-	cfgRel = filepath.ToSlash(cfgRel)
+	// Rooted: the loader resolves relative paths against the working directory (Prefix).
+	cfgRel = "/" + filepath.ToSlash(cfgRel)
 	opt.WorkDir = repo.Prefix()
 
 	baseTree, err := repo.Tree(ctx, baseRev)

@@ -136,4 +136,3 @@ func providerFactories(state string, cfg *config.Config, c *common) (map[string]
 	}
 	return realFactories(c), nil
 }
-
