@@ -346,7 +346,9 @@ func TestDiffGit(t *testing.T) {
 	// A member added by a rule line.
 	g.edit("groups/pizza_teams/sre.txt", func(s string) string { return s + "username = ivan\n" })
 	// A person moved by the org chart: grace now reports to carol (no longer under bob).
-	g.edit("manager-map.yaml", func(s string) string { return strings.Replace(s, "grace: {manager: bob}", "grace: {manager: heidi}", 1) })
+	g.edit("manager-map.yaml", func(s string) string {
+		return strings.Replace(s, "grace: {manager: bob}", "grace: {manager: heidi}", 1)
+	})
 	// An expiration that passes: erin's loan to backend ends before "now".
 	g.edit("groups/pizza_teams/backend.txt", func(s string) string { return strings.Replace(s, "2026-06-30", "2025-12-15", 1) })
 	// A group deleted.
