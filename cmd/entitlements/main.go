@@ -22,9 +22,9 @@ import (
 	"time"
 
 	"github.com/entitlements-go/entitlements/calc"
-	"github.com/entitlements-go/entitlements/config"
 	"github.com/entitlements-go/entitlements/providers/github"
 	ldapprov "github.com/entitlements-go/entitlements/providers/ldap"
+	"github.com/entitlements-go/entitlements/providers/ldap/ldapcalc"
 	"github.com/entitlements-go/entitlements/validate"
 )
 
@@ -162,14 +162,7 @@ func (c *common) options(stderr io.Writer) (calc.Options, error) {
 	// LDAP people sources and ldap_group rules read the directory through the same
 	// connection pools that the LDAP provider uses for plan and apply.
 	c.ldap = ldapprov.NewRegistry(ldapprov.Options{})
-	opt.People = c.ldap.PeopleLoader()
-	opt.LDAPGroupsFor = func(cfg *config.Config) (calc.LDAPGroupReader, error) {
-		if cfg.LDAPGroup == nil {
-			return nil, nil
-		}
-		return ldapGroups{c.ldap.GroupReader(cfg.LDAPGroup)}, nil
-	}
-	return opt, nil
+	return ldapcalc.Options(c.ldap, opt), nil
 }
 
 func parseFlags(fs *flag.FlagSet, args []string, stderr io.Writer) bool {
