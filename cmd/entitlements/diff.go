@@ -7,6 +7,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"runtime/pprof"
 	"slices"
 	"time"
 
@@ -80,6 +81,18 @@ func diffRevisions(ctx context.Context, c *common, baseRev, headRev string, stde
 	if err != nil {
 		return fail(exitUsage, "%v", err)
 	}
+	if c.cpuprofile != "" {
+		f, err := os.Create(c.cpuprofile)
+		if err != nil {
+			return fail(exitUsage, "%v", err)
+		}
+		if err := pprof.StartCPUProfile(f); err != nil {
+			f.Close()
+			return fail(exitUsage, "%v", err)
+		}
+		c.stopProfile = func() { pprof.StopCPUProfile(); f.Close() }
+	}
+	t0 := time.Now()
 	wd, err := os.Getwd()
 	if err != nil {
 		return fail(exitError, "%v", err)
@@ -121,6 +134,7 @@ func diffRevisions(ctx context.Context, c *common, baseRev, headRev string, stde
 		return nil, exitError
 	}
 
+	t1 := time.Now()
 	var headFS = os.DirFS(repo.Top())
 	name := "the work tree"
 	if headRev != "" {
@@ -152,7 +166,13 @@ func diffRevisions(ctx context.Context, c *common, baseRev, headRev string, stde
 		printErr(stderr, err)
 		return nil, exitError
 	}
-	return review.Compare(baseRes, headRes, review.Options{}), exitOK
+	t2 := time.Now()
+	d := review.Compare(baseRes, headRes, review.Options{})
+	if c.verbose {
+		fmt.Fprintf(stderr, "diff: base %s (from git, full), head %s (%d changed file(s), incremental), compare %s\n",
+			t1.Sub(t0).Round(time.Millisecond), t2.Sub(t1).Round(time.Millisecond), len(changed), time.Since(t2).Round(time.Millisecond))
+	}
+	return d, exitOK
 }
 
 func commitOf(ctx context.Context, repo *gitfs.Repo, rev string) string {

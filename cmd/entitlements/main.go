@@ -5,6 +5,9 @@
 //	entitlements calc     --config PATH [--now YYYY-MM-DD] [--ldap-groups FILE] [--format json]
 //	entitlements validate --config PATH [--now YYYY-MM-DD] [--ldap-groups FILE] [--strict]
 //	entitlements explain  --config PATH --group OU/CN --person UID [--now ...] [--format json]
+//	entitlements plan     --config PATH [--state FILE] [--format text|json|markdown] [--out PLANFILE] [--detailed-exitcode]
+//	entitlements apply    --config PATH [--state FILE] [--yes] [PLANFILE]
+//	entitlements diff     --config PATH --base REV [--head REV] [--format text|json|markdown] [--detailed-exitcode]
 //	entitlements bench    --people N [--dir DIR]
 package main
 
