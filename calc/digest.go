@@ -7,6 +7,8 @@ import (
 	"fmt"
 	"maps"
 	"slices"
+
+	"github.com/entitlements-go/entitlements/internal/safefile"
 )
 
 // Digest identifies the inputs of a Repo by content, so that a saved plan can tell whether
@@ -21,7 +23,7 @@ type Digest struct {
 // Digest returns the content digests of the repo's inputs.
 func (r *Repo) Digest() Digest {
 	h := sha256.New()
-	cfgData, err := r.fsys.ReadFile(r.cfg.File)
+	cfgData, err := r.fsys.ReadFile(r.cfg.File, safefile.Options{MaxSize: -1})
 	if err != nil {
 		cfgData = []byte(err.Error())
 	}

@@ -165,17 +165,17 @@ func (lk *linker) lookup(from *group, line int, value string) ([]*group, *valida
 	slash := strings.LastIndexByte(value, '/')
 	if slash <= 0 || slash == len(value)-1 {
 		return fail(validate.KindInvalidReference,
-			"invalid group reference %q: expected <ou>/<name> (for an LDAP DN use ldap_group)", value)
+			"invalid group reference %s: expected <ou>/<name> (for an LDAP DN use ldap_group)", validate.Excerpt(value))
 	}
 	ouKey, pattern := value[:slash], value[slash+1:]
 	ou := lk.r.cfg.OU(ouKey)
 	if ou == nil {
 		return fail(validate.KindMissingReference,
-			"group reference %q: OU %q is not defined in the entitlements configuration", value, ouKey)
+			"group reference %s: OU %s is not defined in the entitlements configuration", validate.Excerpt(value), validate.Excerpt(ouKey))
 	}
 	l := lk.r.listOU(ou, false, lk.c)
 	if l.err != nil {
-		return fail(validate.KindMissingReference, "group reference %q: %v", value, l.err)
+		return fail(validate.KindMissingReference, "group reference %s: %v", validate.Excerpt(value), l.err)
 	}
 	var names []string
 	if !strings.Contains(pattern, "*") {
@@ -192,7 +192,7 @@ func (lk *linker) lookup(from *group, line int, value string) ([]*group, *valida
 			refBy = fmt.Sprintf("%q", from.rel)
 		}
 		return fail(validate.KindMissingReference, "Could not find a configuration for %s/%s.(rb|txt|yaml) (filename: %s)",
-			lk.r.cfg.Rel(ou.Dir), pattern, refBy)
+			lk.r.cfg.Rel(ou.Dir), validate.ExcerptRaw(pattern), refBy)
 	}
 	out := make([]*group, len(names))
 	for i, n := range names {

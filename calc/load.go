@@ -15,6 +15,7 @@ import (
 	"github.com/RoaringBitmap/roaring/v2"
 	"github.com/entitlements-go/entitlements/config"
 	"github.com/entitlements-go/entitlements/internal/vfs"
+	"github.com/entitlements-go/entitlements/internal/safefile"
 	"github.com/entitlements-go/entitlements/internal/yaml11"
 	"github.com/entitlements-go/entitlements/people"
 	"github.com/entitlements-go/entitlements/validate"
@@ -134,6 +135,10 @@ type dirEntry struct {
 	name, cn, ext string
 }
 
+// ErrNoPeople is the cause of the load error for a people source that yields nobody (see
+// Options.AllowEmptyPeople).
+var ErrNoPeople = errors.New("people source yields no people")
+
 // Load reads the config file at path and everything a run needs, validates all of it and
 // builds the dependency graph. Every problem is returned together as a validate.List.
 func Load(ctx context.Context, path string, opt Options) (*Repo, error) {
@@ -171,7 +176,7 @@ func load(ctx context.Context, path string, opt Options) (*Repo, *validate.Colle
 		classes = append(classes, k)
 	}
 	cfg, warns, err := config.Load(path, config.Options{Getenv: opt.Getenv, Types: opt.Types,
-		FilterClasses: classes, BaseDir: opt.BaseDir, FS: opt.FS, WorkDir: opt.WorkDir})
+		FilterClasses: classes, BaseDir: opt.BaseDir, MaxFileSize: opt.MaxFileSize, FS: opt.FS, WorkDir: opt.WorkDir})
 	if err != nil {
 		return nil, nil, err
 	}
@@ -278,6 +283,12 @@ func (r *Repo) loadPeople(ctx context.Context, c *validate.Collector) error {
 		}
 		return c.Err()
 	}
+	if len(persons) == 0 && src.Type != "dummy" && !r.opt.AllowEmptyPeople {
+		c.AddError(&validate.Error{Path: r.cfg.Rel(r.cfg.File), Line: src.Line, Kind: validate.KindPeople,
+			Msg: fmt.Sprintf("people source %q yields no people; refusing to calculate, since every group would lose every member (allow an empty source explicitly if this is intended)", src.Name),
+			Err: ErrNoPeople})
+		return c.Err()
+	}
 	dir, err := people.NewDirectory(persons)
 	if err != nil {
 		c.AddError(&validate.Error{Path: r.peopleRel(src), Kind: validate.KindPeople, Msg: err.Error(), Err: err})
@@ -297,7 +308,7 @@ func (r *Repo) loadPeople(ctx context.Context, c *validate.Collector) error {
 }
 
 func (r *Repo) readManagerMap(path string) (map[string]string, error) {
-	data, err := r.fsys.ReadFile(path)
+	data, err := r.fsys.ReadFile(path, safefile.Options{MaxSize: r.opt.MaxFileSize})
 	if err != nil {
 		return nil, fmt.Errorf("manager map: %w", err)
 	}
@@ -375,7 +386,7 @@ func (r *Repo) readPeople(ctx context.Context, src *config.PeopleSource, depth i
 		}
 		path := r.peoplePath(f.Str)
 		r.opt.Logger.Debug("reading people", "source", src.Name, "path", path)
-		data, err := r.fsys.ReadFile(path)
+		data, err := r.fsys.ReadFile(path, safefile.Options{MaxSize: r.opt.MaxFileSize})
 		if err != nil {
 			return nil, fmt.Errorf("people file: %w", err)
 		}
@@ -694,9 +705,9 @@ func (r *Repo) parse(g *group) {
 			Msg: "unsupported group file: Ruby rule files cannot be evaluated; convert it to .yaml or .txt, or register a Go rule method through calc.Options.Methods"})
 		return
 	}
-	data, err := r.fsys.ReadFile(g.path)
+	data, err := r.readGroupFile(g)
 	if err != nil {
-		g.perrs = append(g.perrs, &validate.Error{Path: g.rel, Kind: validate.KindIO, Msg: err.Error(), Err: err})
+		g.perrs = append(g.perrs, &validate.Error{Path: g.rel, Kind: validate.KindIO, Msg: safefile.Reason(err), Err: err})
 		return
 	}
 	g.sum = sha256.Sum256(data)
@@ -716,4 +727,14 @@ func (r *Repo) parse(g *group) {
 	}
 	def.expired = p.expired
 	g.def = def
+}
+
+// readGroupFile reads one group file: a regular file within the size cap that, unless
+// Options.AllowSymlinksOutside, resolves inside the config tree.
+func (r *Repo) readGroupFile(g *group) ([]byte, error) {
+	o := safefile.Options{MaxSize: r.opt.MaxFileSize}
+	if !r.opt.AllowSymlinksOutside {
+		o.Roots = []string{r.cfg.ConfigurationPath, r.cfg.Dir, g.ou.Dir}
+	}
+	return r.fsys.ReadFile(g.path, o)
 }

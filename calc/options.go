@@ -67,6 +67,20 @@ type Options struct {
 	Parallelism int
 	// Logger receives warnings and debug output. Default: discard.
 	Logger *slog.Logger
+	// MaxFileSize caps the size of every file the run reads (config, group files, people data,
+	// manager map), in bytes. Default 0: safefile.DefaultMaxSize (64 MiB); negative: no cap.
+	// Only regular files are ever read: devices, FIFOs and sockets are refused.
+	MaxFileSize int64
+	// AllowSymlinksOutside lets group files be symlinks that resolve outside the config tree
+	// (the configuration_path, the config file's directory and every OU directory). Default
+	// false: such a file is refused, so that a link cannot make the run read (and quote) a
+	// file elsewhere on the machine.
+	AllowSymlinksOutside bool
+	// AllowEmptyPeople accepts a people source that yields no people. Default false: a source
+	// that suddenly returns nobody (an empty file, an LDAP base that matches nothing) would
+	// otherwise empty every group of every target; the run fails with ErrNoPeople instead.
+	// A source of type dummy is always allowed to be empty.
+	AllowEmptyPeople bool
 }
 
 func (o Options) withDefaults() Options {

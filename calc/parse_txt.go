@@ -136,11 +136,11 @@ func (p *parser) parseValue(l *txtLine) bool {
 		part = strings.Trim(part, rubySpace)
 		word, val, ok := splitPredicate(part)
 		if !ok {
-			p.fail(l.line, validate.KindTextFile, "Rule Error: Unparseable semicolon predicate %q", part)
+			p.fail(l.line, validate.KindTextFile, "Rule Error: Unparseable semicolon predicate %s", validate.Excerpt(part))
 			return false
 		}
 		if word != "expiration" {
-			p.fail(l.line, validate.KindTextFile, "Rule Error: Invalid semicolon predicate %q (only \"expiration\" is supported)", word)
+			p.fail(l.line, validate.KindTextFile, "Rule Error: Invalid semicolon predicate %s (only \"expiration\" is supported)", validate.Excerpt(word))
 			return false
 		}
 		last = val // a repeated expiration: the last one counts (and is the one checked)
@@ -148,7 +148,7 @@ func (p *parser) parseValue(l *txtLine) bool {
 	if last != "" {
 		d, err := validate.ParseLineDate(last)
 		if err != nil {
-			p.fail(l.line, validate.KindExpirationDate, "Invalid expiration date %q (%v)", last, err)
+			p.fail(l.line, validate.KindExpirationDate, "Invalid expiration date %s (%v)", validate.Excerpt(last), err)
 			return false
 		}
 		l.exp = d
@@ -183,6 +183,10 @@ func (p *parser) parseTxt(data []byte) *definition {
 		p.fail(0, validate.KindTextFile, "invalid byte sequence in UTF-8 (group files must be UTF-8)")
 		return nil
 	}
+	if line, msg := validate.CheckControl(data); line > 0 {
+		p.fail(line, validate.KindTextFile, "%s", msg)
+		return nil
+	}
 	def := &definition{}
 	var lines []*txtLine
 	for n, raw := range strings.Split(string(data), "\n") {
@@ -192,7 +196,7 @@ func (p *parser) parseTxt(data []byte) *definition {
 		}
 		key, op, value, ok := splitTxtLine(s)
 		if !ok {
-			p.fail(n+1, validate.KindTextFile, "Unparseable line %q", s)
+			p.fail(n+1, validate.KindTextFile, "Unparseable line %s", validate.Excerpt(s))
 			continue
 		}
 		switch {
@@ -254,7 +258,7 @@ func (p *parser) parseTxt(data []byte) *definition {
 			case key == "modifier_expiration":
 				d, err := validate.ParseFileDate(v.value)
 				if err != nil {
-					p.fail(v.line, validate.KindExpirationDate, "Invalid expiration date %q for the whole file (%v)", v.value, err)
+					p.fail(v.line, validate.KindExpirationDate, "Invalid expiration date %s for the whole file (%v)", validate.Excerpt(v.value), err)
 					continue
 				}
 				def.fileExp, def.fileExpLine = d, v.line

@@ -12,20 +12,37 @@ import (
 	"github.com/entitlements-go/entitlements/providers"
 )
 
+// PlanTextOptions tune WritePlanText.
+type PlanTextOptions struct {
+	// RefusalHint says how to override a target refused by the removal guard (a CLI names
+	// its flags). Default: nothing.
+	RefusalHint func(err error) string
+}
+
 // WritePlanText renders a plan for a terminal: per target its changes (members added and
 // removed, groups created and deleted, description and attribute changes), then the
 // read time and counters of each target and a totals line.
-func WritePlanText(w io.Writer, plan *deploy.Plan) {
+func WritePlanText(w io.Writer, plan *deploy.Plan, opt PlanTextOptions) {
 	for _, t := range plan.Targets {
-		if t.Err != nil {
+		refused := deploy.Refused(t.Err)
+		if t.Err != nil && !refused {
 			fmt.Fprintf(w, "%s (%s): ERROR: %v\n", t.OU, t.Type, t.Err)
 			continue
 		}
-		if len(t.Changes) == 0 {
+		if refused {
+			// The changes are shown so that the operator can judge the refusal.
+			hint := ""
+			if opt.RefusalHint != nil {
+				hint = opt.RefusalHint(t.Err)
+			}
+			fmt.Fprintf(w, "%s (%s): REFUSED: %v; %s\n", t.OU, t.Type, t.Err, hint)
+			fmt.Fprintf(w, "%s (%s): %d change(s) refused, not applied:\n", t.OU, t.Type, len(t.Changes))
+		} else if len(t.Changes) == 0 {
 			fmt.Fprintf(w, "%s (%s): no changes\n", t.OU, t.Type)
 			continue
+		} else {
+			fmt.Fprintf(w, "%s (%s): %d change(s)\n", t.OU, t.Type, len(t.Changes))
 		}
-		fmt.Fprintf(w, "%s (%s): %d change(s)\n", t.OU, t.Type, len(t.Changes))
 		for _, c := range t.Changes {
 			switch c.Kind {
 			case providers.CreateContainer:
@@ -83,6 +100,7 @@ type jsonTarget struct {
 	OU       string               `json:"ou"`
 	Type     string               `json:"type"`
 	Error    string               `json:"error,omitempty"`
+	Refused  bool                 `json:"refused,omitempty"`
 	Changes  []deploy.SavedChange `json:"changes"`
 	ReadMS   int64                `json:"read_ms"`
 	Counters map[string]int64     `json:"counters,omitempty"`
@@ -98,6 +116,7 @@ func WritePlanJSON(w io.Writer, plan *deploy.Plan) {
 		jt := jsonTarget{OU: t.OU, Type: t.Type, ReadMS: t.ReadTime.Milliseconds(), Changes: []deploy.SavedChange{}, Counters: t.Counters}
 		if t.Err != nil {
 			jt.Error = t.Err.Error()
+			jt.Refused = deploy.Refused(t.Err)
 		}
 		for _, c := range t.Changes {
 			jt.Changes = append(jt.Changes, deploy.SaveChange(c))

@@ -97,6 +97,10 @@ type common struct {
 	ignoreExp  bool
 	verbose    bool
 	cpuprofile string
+	// allowEmptyPeople accepts a people source that yields nobody.
+	allowEmptyPeople bool
+	// allowOutside lets group files be symlinks resolving outside the config tree.
+	allowOutside bool
 	// full ignores the predictive state (plan and apply).
 	full bool
 	// stopProfile flushes the CPU profile; commands defer c.stop().
@@ -132,6 +136,8 @@ func (c *common) register(fs *flag.FlagSet) {
 	fs.BoolVar(&c.ignoreExp, "ignore-expirations", false, "treat nothing as expired")
 	fs.BoolVar(&c.verbose, "v", false, "log debug output to stderr")
 	fs.StringVar(&c.cpuprofile, "cpuprofile", "", "write a CPU profile (pprof) of the run to this file")
+	fs.BoolVar(&c.allowOutside, "allow-symlinks-outside", false, "read group files that are symlinks resolving outside the config tree (refused by default)")
+	fs.BoolVar(&c.allowEmptyPeople, "allow-empty-people", false, "accept a people source that yields no people (by default the run fails: every group would lose every member)")
 }
 
 func (c *common) options(stderr io.Writer) (calc.Options, error) {
@@ -144,9 +150,11 @@ func (c *common) options(stderr io.Writer) (calc.Options, error) {
 	}
 	c.logger = slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: level}))
 	opt := calc.Options{
-		Strict:            c.strict,
-		IgnoreExpirations: c.ignoreExp,
-		Logger:            c.logger,
+		Strict:               c.strict,
+		IgnoreExpirations:    c.ignoreExp,
+		AllowEmptyPeople:     c.allowEmptyPeople,
+		AllowSymlinksOutside: c.allowOutside,
+		Logger:               c.logger,
 	}
 	if c.now != "" {
 		t, err := validate.ParseNow(c.now)
@@ -228,6 +236,9 @@ func printErr(stderr io.Writer, err error) {
 			fmt.Fprintln(stderr, e.Error())
 		}
 		fmt.Fprintf(stderr, "%d error(s)\n", len(list))
+		if errors.Is(err, calc.ErrNoPeople) {
+			fmt.Fprintln(stderr, "(pass --allow-empty-people if an empty people source is intended)")
+		}
 		return
 	}
 	fmt.Fprintf(stderr, "entitlements: %v\n", err)

@@ -2,10 +2,12 @@ package main
 
 import (
 	"context"
+	"errors"
 	"flag"
 	"fmt"
 	"io"
 	"log/slog"
+	"strings"
 
 	"github.com/entitlements-go/entitlements/config"
 	"github.com/entitlements-go/entitlements/deploy"
@@ -22,6 +24,7 @@ type planFlags struct {
 	maxShare   float64
 	maxDeleted int
 	maxGroup   float64
+	maxTotal   float64
 }
 
 func (p *planFlags) register(fs *flag.FlagSet) {
@@ -34,6 +37,7 @@ func (p *planFlags) register(fs *flag.FlagSet) {
 	fs.Float64Var(&p.maxShare, "max-removal-share", g.MaxRemovalShare, "refuse a target plan removing more than this share of its memberships")
 	fs.IntVar(&p.maxDeleted, "max-deleted-groups", g.MaxDeletedGroups, "refuse a target plan deleting more groups than this")
 	fs.Float64Var(&p.maxGroup, "max-group-removal-share", g.MaxGroupRemovalShare, "refuse a target plan removing more than this share of one group's members")
+	fs.Float64Var(&p.maxTotal, "max-total-removal-share", g.MaxTotalRemovalShare, "refuse the targets of a run that together remove more than this share of all memberships (0: the --max-removal-share value)")
 }
 
 func cmdPlan(ctx context.Context, args []string, stdout, stderr io.Writer) int {
@@ -73,7 +77,7 @@ func planOrApply(ctx context.Context, mode string, args []string, stdout, stderr
 		return exitUsage
 	}
 	guard := providers.Guard{MaxRemovalShare: pf.maxShare, MinRemovals: providers.DefaultGuard().MinRemovals,
-		MaxDeletedGroups: pf.maxDeleted, MaxGroupRemovalShare: pf.maxGroup}
+		MaxDeletedGroups: pf.maxDeleted, MaxGroupRemovalShare: pf.maxGroup, MaxTotalRemovalShare: pf.maxTotal}
 	opt := deploy.Options{Providers: factories, Guard: &guard, Force: pf.force,
 		Logger: slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: slog.LevelInfo}))}
 	plan, err := deploy.Build(ctx, res, repo.Config(), opt)
@@ -108,6 +112,9 @@ func planOrApply(ctx context.Context, mode string, args []string, stdout, stderr
 	if failed {
 		if err := plan.Err(); err != nil {
 			fmt.Fprintf(stderr, "entitlements %s: %v\n", mode, err)
+			if hint := guardHint(plan); hint != "" {
+				fmt.Fprintf(stderr, "entitlements %s: %s\n", mode, hint)
+			}
 		}
 		return exitError
 	}
@@ -135,4 +142,39 @@ func providerFactories(state string, cfg *config.Config, c *common) (map[string]
 		return out, nil
 	}
 	return realFactories(c), nil
+}
+
+// overrideFlag names the flag that lifts the limit a guard refusal hit (the library's error
+// knows nothing of flags).
+func overrideFlag(err error) string {
+	var ge *providers.GuardError
+	if !errors.As(err, &ge) {
+		return ""
+	}
+	flag := map[providers.GuardLimit]string{
+		providers.LimitShare:   "--max-removal-share",
+		providers.LimitDeleted: "--max-deleted-groups",
+		providers.LimitGroup:   "--max-group-removal-share",
+		providers.LimitTotal:   "--max-total-removal-share",
+	}[ge.Limit]
+	if flag == "" {
+		return "override with --force"
+	}
+	return "override with " + flag + " or --force"
+}
+
+// guardHint is one line naming the flags for every refusal of the plan.
+func guardHint(plan *deploy.Plan) string {
+	seen := map[string]bool{}
+	var hints []string
+	for _, t := range plan.Targets {
+		if h := overrideFlag(t.Err); h != "" && !seen[h] {
+			seen[h] = true
+			hints = append(hints, h)
+		}
+	}
+	if len(hints) == 0 {
+		return ""
+	}
+	return "refused by the removal guard: " + strings.Join(hints, "; ")
 }

@@ -93,7 +93,7 @@ func writePlan(w io.Writer, format string, plan *deploy.Plan) error {
 	case "markdown":
 		return review.WritePlanMarkdown(w, plan, review.MarkdownOptions{})
 	default:
-		review.WritePlanText(w, plan)
+		review.WritePlanText(w, plan, review.PlanTextOptions{RefusalHint: overrideFlag})
 	}
 	return nil
 }

@@ -12,11 +12,14 @@ import (
 	"path"
 	"path/filepath"
 	"strings"
+
+	"github.com/entitlements-go/entitlements/internal/safefile"
 )
 
 // FS reads files by absolute path.
 type FS interface {
-	ReadFile(name string) ([]byte, error)
+	// ReadFile reads a regular file within opt's limits (see safefile).
+	ReadFile(name string, opt safefile.Options) ([]byte, error)
 	ReadDir(name string) ([]fs.DirEntry, error)
 	Stat(name string) (fs.FileInfo, error)
 	// Getwd is the working directory relative paths are resolved against.
@@ -29,7 +32,9 @@ type FS interface {
 // OS is the operating system's file system.
 type OS struct{}
 
-func (OS) ReadFile(name string) ([]byte, error)       { return os.ReadFile(name) }
+func (OS) ReadFile(name string, opt safefile.Options) ([]byte, error) {
+	return safefile.Read(name, opt)
+}
 func (OS) ReadDir(name string) ([]fs.DirEntry, error) { return os.ReadDir(name) }
 func (OS) Stat(name string) (fs.FileInfo, error)      { return os.Stat(name) }
 func (OS) Getwd() (string, error)                     { return os.Getwd() }
@@ -63,12 +68,12 @@ func (m mounted) name(op, p string) (string, error) {
 	return s, nil
 }
 
-func (m mounted) ReadFile(p string) ([]byte, error) {
+func (m mounted) ReadFile(p string, opt safefile.Options) ([]byte, error) {
 	n, err := m.name("open", p)
 	if err != nil {
 		return nil, err
 	}
-	b, err := fs.ReadFile(m.fsys, n)
+	b, err := readSafe(m.fsys, n, p, opt)
 	return b, relabel(err, p)
 }
 

@@ -5,6 +5,8 @@ import (
 	"io/fs"
 	"testing"
 	"testing/fstest"
+
+	"github.com/entitlements-go/entitlements/internal/safefile"
 )
 
 func TestMount(t *testing.T) {
@@ -17,14 +19,14 @@ func TestMount(t *testing.T) {
 	if abs != "/cfg/entitlements.yaml" {
 		t.Errorf("abs %q", abs)
 	}
-	if b, err := m.ReadFile(abs); err != nil || string(b) != "x" {
+	if b, err := m.ReadFile(abs, safefile.Options{}); err != nil || string(b) != "x" {
 		t.Errorf("read %q %v", b, err)
 	}
-	if b, err := m.ReadFile("/cfg/../people.yaml"); err != nil || string(b) != "p" {
+	if b, err := m.ReadFile("/cfg/../people.yaml", safefile.Options{}); err != nil || string(b) != "p" {
 		t.Errorf("read through .. %q %v", b, err)
 	}
 	for _, p := range []string{"relative.yaml", "/nope"} {
-		if _, err := m.ReadFile(p); !errors.Is(err, fs.ErrNotExist) {
+		if _, err := m.ReadFile(p, safefile.Options{}); !errors.Is(err, fs.ErrNotExist) {
 			t.Errorf("%s: %v", p, err)
 		}
 	}
