@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/entitlements-go/entitlements/calc"
+	"github.com/entitlements-go/entitlements/internal/vfs"
 	"github.com/entitlements-go/entitlements/review"
 	"github.com/entitlements-go/entitlements/review/gitfs"
 )
@@ -135,7 +136,8 @@ func diffRevisions(ctx context.Context, c *common, baseRev, headRev string, stde
 	}
 
 	t1 := time.Now()
-	var headFS = os.DirFS(repo.Top())
+	// vfs.Dir: reads of the work tree keep the size caps and symlink roots of a normal run.
+	var headFS = vfs.Dir(repo.Top())
 	name := "the work tree"
 	if headRev != "" {
 		t, err := repo.Tree(ctx, headRev)
