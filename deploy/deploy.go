@@ -36,6 +36,8 @@ type Options struct {
 	ReadConcurrency int
 	// Logger receives one line per write (through ApplyOptions). Default: discard.
 	Logger *slog.Logger
+	// Progress, when set, is told when each target's read starts and ends (see Progress).
+	Progress func(Progress)
 }
 
 // ApplyOptions configure Apply. Apply writes through the providers the plan was built with
@@ -165,8 +167,10 @@ func Build(ctx context.Context, res *calc.Result, cfg *config.Config, opt Option
 			defer wg.Done()
 			defer func() { <-sem }()
 			start := time.Now()
+			opt.progress(Progress{OU: tp.OU, Type: tp.Type, Desired: len(byOU[tp.OU])})
 			tp.Err = planGroups(ctx, tp, byOU[tp.OU], opt)
 			tp.ReadTime = time.Since(start)
+			opt.progress(tp.progress(len(byOU[tp.OU]), tp.ReadTime))
 		}()
 	}
 	wg.Wait()

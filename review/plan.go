@@ -97,23 +97,42 @@ func WritePlanText(w io.Writer, plan *deploy.Plan, opt PlanTextOptions) {
 }
 
 type jsonTarget struct {
-	OU       string               `json:"ou"`
-	Type     string               `json:"type"`
-	Error    string               `json:"error,omitempty"`
-	Refused  bool                 `json:"refused,omitempty"`
-	Changes  []deploy.SavedChange `json:"changes"`
-	ReadMS   int64                `json:"read_ms"`
-	Counters map[string]int64     `json:"counters,omitempty"`
+	OU      string               `json:"ou"`
+	Type    string               `json:"type"`
+	Error   string               `json:"error,omitempty"`
+	Refused bool                 `json:"refused,omitempty"`
+	Changes []deploy.SavedChange `json:"changes"`
 }
 
-// WritePlanJSON renders a plan as indented JSON: {"targets": [...], "calculation_ms"}.
-func WritePlanJSON(w io.Writer, plan *deploy.Plan) {
-	out := struct {
+type jsonTargetTimings struct {
+	ReadMS   int64            `json:"read_ms"`
+	Counters map[string]int64 `json:"counters,omitempty"`
+}
+
+// PlanJSONVersion is the version of the JSON document WritePlanJSON prints. It changes when a
+// key changes meaning or disappears; new keys do not change it.
+const PlanJSONVersion = 1
+
+// WritePlanJSON prints {"version", "plan", "timings"}: the plan object depends only on the
+// calculation and the state read, so two runs against the same state print the same plan;
+// what varies between runs (wall times, request counters) is kept under "timings".
+func WritePlanJSON(w io.Writer, plan *deploy.Plan) error {
+	type jsonPlan struct {
 		Targets []jsonTarget `json:"targets"`
-		CalcMS  int64        `json:"calculation_ms"`
-	}{CalcMS: plan.CalcTime.Milliseconds(), Targets: []jsonTarget{}}
+	}
+	type jsonTimings struct {
+		CalcMS  int64                        `json:"calculation_ms"`
+		Targets map[string]jsonTargetTimings `json:"targets"`
+	}
+	out := struct {
+		Version int         `json:"version"`
+		Plan    jsonPlan    `json:"plan"`
+		Timings jsonTimings `json:"timings"`
+	}{Version: PlanJSONVersion, Plan: jsonPlan{Targets: []jsonTarget{}},
+		Timings: jsonTimings{CalcMS: plan.CalcTime.Milliseconds(), Targets: map[string]jsonTargetTimings{}}}
 	for _, t := range plan.Targets {
-		jt := jsonTarget{OU: t.OU, Type: t.Type, ReadMS: t.ReadTime.Milliseconds(), Changes: []deploy.SavedChange{}, Counters: t.Counters}
+		jt := jsonTarget{OU: t.OU, Type: t.Type, Changes: []deploy.SavedChange{}}
+		out.Timings.Targets[t.OU] = jsonTargetTimings{ReadMS: t.ReadTime.Milliseconds(), Counters: t.Counters}
 		if t.Err != nil {
 			jt.Error = t.Err.Error()
 			jt.Refused = deploy.Refused(t.Err)
@@ -121,11 +140,11 @@ func WritePlanJSON(w io.Writer, plan *deploy.Plan) {
 		for _, c := range t.Changes {
 			jt.Changes = append(jt.Changes, deploy.SaveChange(c))
 		}
-		out.Targets = append(out.Targets, jt)
+		out.Plan.Targets = append(out.Plan.Targets, jt)
 	}
 	enc := json.NewEncoder(w)
 	enc.SetIndent("", "  ")
-	enc.Encode(out)
+	return enc.Encode(out)
 }
 
 // WriteReport renders the outcome of deploy.Apply: every failed or skipped change and

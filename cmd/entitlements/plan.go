@@ -67,7 +67,10 @@ func planOrApply(ctx context.Context, mode string, args []string, stdout, stderr
 		return exitError
 	}
 	defer pf.stop()
-	repo, res, code := calculate(ctx, &pf.common, stderr)
+	prog := newProgress(stderr)
+	prog.begin("calculating")
+	repo, res, code := calculate(ctx, &pf.common, prog.wrap(stderr))
+	prog.end()
 	if res == nil {
 		return code
 	}
@@ -80,7 +83,12 @@ func planOrApply(ctx context.Context, mode string, args []string, stdout, stderr
 		MaxDeletedGroups: pf.maxDeleted, MaxGroupRemovalShare: pf.maxGroup, MaxTotalRemovalShare: pf.maxTotal}
 	opt := deploy.Options{Providers: factories, Guard: &guard, Force: pf.force,
 		Logger: slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: slog.LevelInfo}))}
+	if prog != nil {
+		opt.Progress = prog.target
+	}
+	prog.begin("reading targets")
 	plan, err := deploy.Build(ctx, res, repo.Config(), opt)
+	prog.end()
 	if err != nil {
 		fmt.Fprintf(stderr, "entitlements %s: %v\n", mode, err)
 		return exitError
@@ -143,6 +151,10 @@ func providerFactories(state string, cfg *config.Config, c *common) (map[string]
 	}
 	return realFactories(c), nil
 }
+
+// jsonFormatVersion is the version of the JSON documents the CLI prints (plan, explain). It
+// changes when a key changes meaning or disappears; new keys do not change it.
+const jsonFormatVersion = review.PlanJSONVersion
 
 // overrideFlag names the flag that lifts the limit a guard refusal hit (the library's error
 // knows nothing of flags).

@@ -89,7 +89,7 @@ func (rf *reviewFlags) writeSaved(plan *deploy.Plan, repo *calc.Repo) error {
 func writePlan(w io.Writer, format string, plan *deploy.Plan) error {
 	switch format {
 	case "json":
-		review.WritePlanJSON(w, plan)
+		return review.WritePlanJSON(w, plan)
 	case "markdown":
 		return review.WritePlanMarkdown(w, plan, review.MarkdownOptions{})
 	default:

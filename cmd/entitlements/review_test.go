@@ -15,8 +15,6 @@ import (
 	"go.yaml.in/yaml/v3"
 )
 
-var update = flag.Bool("update", false, "rewrite the golden files of testdata/")
-
 const exampleState = "../../examples/state.json"
 
 // testdataDir is absolute: the git tests change the working directory.
@@ -451,7 +449,8 @@ func TestExampleWorkflow(t *testing.T) {
 			for _, m := range call.FindAllStringSubmatch(st.Run, -1) {
 				cmd := m[1]
 				seen[cmd] = true
-				_, _, help := runCLI(t, cmd, "-h")
+				_, out, errOut := runCLI(t, cmd, "-h")
+				help := out + errOut
 				if !strings.Contains(help, "-config") {
 					t.Errorf("step %q: command %q has no usage (does it exist?)", st.Name, cmd)
 					continue

@@ -35,10 +35,11 @@ func Options(reg *ldap.Registry, opt calc.Options) calc.Options {
 // filters name, with the settings of the config's ldap_group extra (none: no reader).
 func GroupsFor(reg *ldap.Registry) func(cfg *config.Config) (calc.LDAPGroupReader, error) {
 	return func(cfg *config.Config) (calc.LDAPGroupReader, error) {
-		if cfg.LDAPGroup == nil {
+		gr := reg.GroupReaderFor(cfg)
+		if gr == nil {
 			return nil, nil
 		}
-		return Groups(reg.GroupReader(cfg.LDAPGroup)), nil
+		return Groups(gr), nil
 	}
 }
 
