@@ -253,9 +253,15 @@ func members(e *goldap.Entry) []string {
 		}
 	}
 	out := []string{}
+	self := dn.Normalize(e.DN)
 	for _, v := range vals {
-		if dn.Normalize(v) != dn.Normalize(e.DN) {
-			out = append(out, dn.FirstValue(v))
+		d, err := dn.Parse(v)
+		if err != nil {
+			out = append(out, v)
+			continue
+		}
+		if first, ok := d.FirstValue(""); ok && d.Key() != self {
+			out = append(out, first)
 		}
 	}
 	slices.Sort(out)
