@@ -107,7 +107,7 @@ func TestGlobalGuard(t *testing.T) {
 			if c.refused != (refused == 6) || !c.refused && refused != 0 {
 				t.Fatalf("%d targets refused; want refused=%v", refused, c.refused)
 			}
-			rep := deploy.Apply(ctx, plan, opt)
+			rep, _ := deploy.Apply(ctx, plan, opt.ApplyOptions())
 			writes := 0
 			for _, call := range fp.Calls() {
 				if call.Op == "apply" {

@@ -27,7 +27,8 @@ func auditedApply(ctx context.Context, cfg *config.Config, res *calc.Result, pla
 	if err := set.Setup(ctx); err != nil {
 		return nil, err
 	}
-	rep := deploy.Apply(ctx, plan, opt)
+	// Apply's error says only that ctx ended; the report holds what was applied before that.
+	rep, _ := deploy.Apply(ctx, plan, opt.ApplyOptions())
 	// The audit record is written even when the run was interrupted: it must say what was
 	// applied before the interruption.
 	if err := set.Commit(context.WithoutCancel(ctx), audit.NewRun(res, plan, rep)); err != nil {

@@ -45,7 +45,7 @@ func TestCLIApplyWritesAuditLog(t *testing.T) {
 	if _, err := os.Stat(checkout); err == nil {
 		t.Fatal("plan touched the audit repository")
 	}
-	code, stdout, stderr = runCLI(t, "apply", "--config", cfg, "--now", "2026-01-01", "--state", state)
+	code, stdout, stderr = runCLI(t, "apply", "--config", cfg, "--now", "2026-01-01", "--state", state, "--yes")
 	if code != exitOK {
 		t.Fatalf("apply: %d\n%s\n%s", code, stdout, stderr)
 	}
@@ -69,7 +69,7 @@ func TestCLIApplyWritesAuditLog(t *testing.T) {
 
 func TestCLIApplyAuditSetupFailureAppliesNothing(t *testing.T) {
 	cfg, _ := auditRepo(t, filepath.Join(t.TempDir(), "missing.git"))
-	code, stdout, stderr := runCLI(t, "apply", "--config", cfg, "--now", "2026-01-01", "--state", "../../examples/state.json")
+	code, stdout, stderr := runCLI(t, "apply", "--config", cfg, "--now", "2026-01-01", "--state", "../../examples/state.json", "--yes")
 	if code != exitError || !strings.Contains(stderr, "nothing was applied") {
 		t.Fatalf("exit %d\n%s\n%s", code, stdout, stderr)
 	}

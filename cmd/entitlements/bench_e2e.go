@@ -254,7 +254,7 @@ func runE2E(ctx context.Context, o e2eOptions) (*e2eResult, error) {
 	applyExt := &cmdExt{aadHook: aadHook, githubHook: func(g *github.Options) { g.WriteConcurrency = 8 }}
 	t1 := time.Now()
 	var out, errb bytes.Buffer
-	if code := planOrApplyExt(ctx, "apply", append(slices.Clone(common), "--force"), &out, &errb, applyExt); code != exitOK {
+	if code := planOrApplyExt(ctx, "apply", append(slices.Clone(common), "--force", "--yes"), &out, &errb, applyExt); code != exitOK {
 		return nil, fmt.Errorf("the setup apply failed (exit %d):\n%s\n%s", code, tail(out.String(), 30), tail(errb.String(), 30))
 	}
 	res.ApplyMS = time.Since(t1).Milliseconds()
@@ -337,13 +337,22 @@ func (g ghBackend) stats() benchStats {
 
 // e2eFigures turns the plan's JSON output and the back ends' counters into one run's figures.
 func e2eFigures(out []byte, wall time.Duration, backends map[string]benchBackend, ext *cmdExt) (*e2eRun, error) {
+	// The keys of review.WritePlanJSON that the figures need.
 	var doc struct {
 		Plan struct {
-			Targets []jsonTarget `json:"targets"`
+			Targets []struct {
+				OU      string            `json:"ou"`
+				Type    string            `json:"type"`
+				Error   string            `json:"error"`
+				Changes []json.RawMessage `json:"changes"`
+			} `json:"targets"`
 		} `json:"plan"`
 		Timings struct {
-			CalcMS  int64                        `json:"calculation_ms"`
-			Targets map[string]jsonTargetTimings `json:"targets"`
+			CalcMS  int64 `json:"calculation_ms"`
+			Targets map[string]struct {
+				ReadMS   int64            `json:"read_ms"`
+				Counters map[string]int64 `json:"counters"`
+			} `json:"targets"`
 		} `json:"timings"`
 	}
 	if err := json.Unmarshal(out, &doc); err != nil {

@@ -50,7 +50,7 @@ people_data_source: y
 	t.Setenv("TEST_GITHUB_TOKEN", "tok")
 	cfg := filepath.Join(dir, "config.yaml")
 
-	code, out, errOut := runCLI(t, "apply", "--config", cfg)
+	code, out, errOut := runCLI(t, "apply", "--config", cfg, "--yes")
 	if code != exitOK || !strings.Contains(out, "+ ADD cn=sre,ou=teams,ou=GitHub,dc=example,dc=net (Members: alice,bob)") ||
 		!strings.Contains(out, "Apply: 1 change(s) applied") {
 		t.Fatalf("apply: exit %d\n%s\n%s", code, out, errOut)

@@ -9,7 +9,7 @@ import (
 	"testing"
 )
 
-var update = flag.Bool("update", false, "rewrite the golden files of TestGolden")
+var update = flag.Bool("update", false, "rewrite the golden files of testdata/")
 
 // TestGolden pins the messages people read (issue 13): every mistake of a repo reported in one
 // run at the right line with a suggestion, warnings as path:line: warning:, explain in words,

@@ -1,14 +1,10 @@
 package main
 
 import (
-	"context"
-
-	"github.com/entitlements-go/entitlements/calc"
 	"github.com/entitlements-go/entitlements/config"
 	"github.com/entitlements-go/entitlements/deploy"
 	"github.com/entitlements-go/entitlements/providers"
 	"github.com/entitlements-go/entitlements/providers/github"
-	ldapprov "github.com/entitlements-go/entitlements/providers/ldap"
 )
 
 // realFactories builds the providers for the backend types this binary supports. The
@@ -34,20 +30,5 @@ func realFactories(c *common) (map[string]deploy.Factory, error) {
 		"github_team": ghFactory,
 	}
 	addAAD(c, out)
-	return out, nil
-}
-
-// ldapGroups adapts the LDAP provider's group reader to the calculator's interface.
-type ldapGroups struct{ r *ldapprov.GroupReader }
-
-func (l ldapGroups) ReadLDAPGroups(ctx context.Context, dns []string) (map[string]*calc.LDAPGroup, error) {
-	got, err := l.r.ReadGroups(ctx, dns)
-	if err != nil {
-		return nil, err
-	}
-	out := make(map[string]*calc.LDAPGroup, len(got))
-	for d, attrs := range got {
-		out[d] = &calc.LDAPGroup{DN: d, Attrs: attrs}
-	}
 	return out, nil
 }
