@@ -13,6 +13,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"syscall"
 
 	"github.com/entitlements-go/entitlements/validate"
 )
@@ -56,7 +57,9 @@ func Read(path string, opt Options) ([]byte, error) {
 			return nil, err
 		}
 	}
-	f, err := os.Open(path)
+	// O_NONBLOCK: should the file have been replaced by a FIFO since Stat, opening it must
+	// not block either (the check below then refuses it). It changes nothing for files.
+	f, err := os.OpenFile(path, os.O_RDONLY|syscall.O_NONBLOCK, 0)
 	if err != nil {
 		return nil, err
 	}
