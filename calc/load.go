@@ -46,6 +46,13 @@ type Repo struct {
 	ldap     map[string]*LDAPGroup
 	warnings []validate.Warning
 	fnames   map[string]bool // configured filter names
+	// noPeople: the people data failed to load (an error is reported); rules that need
+	// people match nobody, so that the rest of the repo is still checked.
+	noPeople bool
+	// hints memoises the closest uid of unknown uids (see closestUID).
+	hintMu    sync.Mutex
+	hints     map[string]string
+	hintScans int
 	// Timings of the load phases.
 	Timings Timings
 
@@ -73,6 +80,7 @@ type group struct {
 
 	def   *definition
 	perrs []*validate.Error
+	refs  []*rule // group references of a file that failed to parse (parser.refs)
 	pwarn []validate.Warning
 	// descErrs only count when the group is an output (see parser.descErrs).
 	descErrs []*validate.Error
@@ -150,6 +158,7 @@ func load(ctx context.Context, path string, opt Options) (*Repo, *validate.Colle
 	cfg, warns, err := config.Load(path, config.Options{Getenv: opt.Getenv, Types: opt.Types,
 		FilterClasses: classes, BaseDir: opt.BaseDir, MaxFileSize: opt.MaxFileSize})
 	if err != nil {
+		opt.emit(warns)
 		return nil, nil, err
 	}
 	if opt.LDAPGroups == nil && opt.LDAPGroupsFor != nil {
@@ -178,7 +187,19 @@ func load(ctx context.Context, path string, opt Options) (*Repo, *validate.Colle
 	go func() { peopleDone <- r.loadPeople(ctx, &pc) }()
 	enumErr := r.enumerate(ctx, c)
 	if err := <-peopleDone; err != nil {
-		return nil, nil, err
+		// Unusable people data does not stop the run: references and cycles are still
+		// checked (against nobody) so that one run reports every problem of the repo.
+		var list validate.List
+		if !errors.As(err, &list) {
+			return nil, nil, err
+		}
+		for _, e := range list {
+			c.AddError(e)
+		}
+		r.noPeople = true
+		r.dir, _ = people.NewDirectory(nil)
+		r.universe = roaring.New()
+		r.org, r.orgErr = nil, nil
 	}
 	if enumErr != nil {
 		return nil, nil, enumErr
@@ -196,9 +217,7 @@ func (r *Repo) validate(ctx context.Context, c *validate.Collector) error {
 	}
 	r.link(ctx, c)
 	r.warnings = append(r.warnings, c.Warnings()...)
-	for _, w := range r.warnings {
-		r.opt.Logger.Warn(w.String())
-	}
+	r.opt.emit(r.warnings)
 	r.Timings.Validate = time.Since(start)
 	return c.Err()
 }
@@ -642,6 +661,7 @@ func (r *Repo) parse(g *group) {
 	g.descErrs = p.descErrs
 	if len(p.errs) > 0 || def == nil {
 		g.perrs = append(g.perrs, p.errs...)
+		g.refs = p.refs
 		return
 	}
 	def.expired = p.expired

@@ -27,6 +27,45 @@ type parser struct {
 	// builds the group of an enumerated OU, so they do not fail a file that is only
 	// referenced.
 	descErrs []*validate.Error
+	// refs are the group references of a file that failed to parse, kept so that the linker
+	// still reports missing references and cycles through it in the same run.
+	refs []*rule
+}
+
+// methodHint suggests the rule method or filter name closest to an unknown key, and lists
+// the valid ones.
+func (p *parser) methodHint(key string) string {
+	valid := mapKeys(p.methods)
+	if p.allowed != nil {
+		valid = mapKeys(p.allowed)
+	}
+	valid = append(valid, mapKeys(p.filters)...)
+	return didYouMean(key, sliceSeq(valid)) + " (valid methods and filters: " + strings.Join(valid, ", ") + ")"
+}
+
+// filterHint suggests the configured filter closest to an unknown filter name.
+func (p *parser) filterHint(name string) string {
+	valid := mapKeys(p.filters)
+	if len(valid) == 0 {
+		return "; the configuration defines no filters"
+	}
+	return didYouMean(name, sliceSeq(valid)) + " (configured filters: " + strings.Join(valid, ", ") + ")"
+}
+
+// salvageRefs keeps the group references of a broken .txt file (see parser.refs). Problems of
+// those lines were already reported or will be: a scratch parser swallows them.
+func (p *parser) salvageRefs(lines []*txtLine) {
+	q := &parser{rel: p.rel, today: p.today}
+	for _, l := range lines {
+		if canonicalMethod(l.key) != "group" {
+			continue
+		}
+		c := *l
+		if !q.parseValue(&c) || (!c.exp.IsZero() && q.reached(c.exp)) {
+			continue
+		}
+		p.refs = append(p.refs, &rule{op: opMethod, method: "group", value: c.value, line: c.line})
+	}
 }
 
 func (p *parser) descFail(line int, kind validate.Kind, format string, args ...any) {
@@ -56,8 +95,12 @@ func canonicalMethod(m string) string {
 // place both formats go through, so an OU's limits hold however the file is reached.
 func (p *parser) checkMethod(line int, method string) bool {
 	m := canonicalMethod(method)
-	if !p.methods[m] || (p.allowed != nil && !p.allowed[m]) {
-		p.fail(line, validate.KindMethodNotAllowed, "Rule Error: %s is not a valid function (the method %q is not permitted here)", method, method)
+	if !p.methods[m] {
+		p.fail(line, validate.KindMethodNotAllowed, "Rule Error: %s is not a valid function (unknown rule method)%s", method, p.methodHint(method))
+		return false
+	}
+	if p.allowed != nil && !p.allowed[m] {
+		p.fail(line, validate.KindMethodNotAllowed, "Rule Error: %s is not a valid function (the method %q is not permitted here; allowed: %s)", method, method, strings.Join(mapKeys(p.allowed), ", "))
 		return false
 	}
 	return true
@@ -212,6 +255,7 @@ func (p *parser) parseTxt(data []byte) *definition {
 		lines = append(lines, &txtLine{key: key, op: op, value: value, line: n + 1, raw: s})
 	}
 	if len(p.errs) > 0 {
+		p.salvageRefs(lines)
 		return nil
 	}
 
@@ -229,7 +273,7 @@ func (p *parser) parseTxt(data []byte) *definition {
 			continue
 		}
 		if !p.methods[canonicalMethod(l.key)] {
-			p.fail(l.line, validate.KindMethodNotAllowed, "The method %q is not allowed (unknown rule method)", l.key)
+			p.fail(l.line, validate.KindMethodNotAllowed, "The method %q is not allowed (unknown rule method)%s", l.key, p.methodHint(l.key))
 			continue
 		}
 		ruleLines = append(ruleLines, l)
@@ -289,6 +333,7 @@ func (p *parser) parseTxt(data []byte) *definition {
 		}
 	}
 	if len(p.errs) > 0 {
+		p.salvageRefs(lines)
 		return nil
 	}
 	if len(aff) == 0 {
@@ -397,7 +442,7 @@ func (p *parser) txtFilter(def *definition, key string, ls []*txtLine) {
 		return
 	}
 	if !p.filters[name] {
-		p.fail(ls[0].line, validate.KindFilter, "the key filter_%s is invalid (no filter %q is configured)", name, name)
+		p.fail(ls[0].line, validate.KindFilter, "the key filter_%s is invalid (no filter %q is configured)%s", name, name, p.filterHint(name))
 		return
 	}
 	var values []filterEntry

@@ -14,11 +14,11 @@ func (p *parser) parseYAML(data []byte) *definition {
 		p.warn(w.Line, "%s", w.Msg)
 	}
 	if err != nil {
-		line := 0
+		line, msg := 0, err.Error()
 		if e, ok := err.(*yaml11.Error); ok {
-			line = e.Line
+			line, msg = e.Line, e.Msg
 		}
-		p.fail(line, validate.KindRuleStructure, "invalid YAML: %v", err)
+		p.fail(line, validate.KindRuleStructure, "invalid YAML: %s", msg)
 		return nil
 	}
 	if root.Kind == yaml11.Null {
@@ -104,7 +104,7 @@ func (p *parser) yamlFilters(def *definition, f *yaml11.Node) {
 	for i, k := range f.Keys {
 		name, v := k.Text(), f.Values[i]
 		if !p.filters[name] {
-			p.fail(k.Line, validate.KindFilter, "Filter %s is invalid (no such filter is configured)", validate.Excerpt(name))
+			p.fail(k.Line, validate.KindFilter, "Filter %s is invalid (no such filter is configured)%s", validate.Excerpt(name), p.filterHint(name))
 			continue
 		}
 		var values []filterEntry

@@ -70,13 +70,14 @@ type Config struct {
 	Filters []*Filter
 	// Orgchart is set when the orgchart extra is configured.
 	Orgchart *Orgchart
-	// LDAPGroup is set when the ldap_group extra is configured (its raw connection settings).
+	// LDAPGroup is set when the ldap_group extra is configured (its raw connection settings;
+	// outside this module use LDAPGroupSettings).
 	LDAPGroup *yaml11.Node
 	// MaxParallelism from the config (default 1; the Go engine uses it as a hint only).
 	MaxParallelism int
 	// IgnoreExpirations (accepted here as an extension, Q-09).
 	IgnoreExpirations bool
-	// Auditors as configured (raw maps).
+	// Auditors as configured (raw maps; outside this module use AuditorSettings).
 	Auditors []*yaml11.Node
 
 	baseDir string
@@ -98,6 +99,7 @@ type OU struct {
 	AllowedMethods []string
 	AllowedTypes   []string
 	// Settings is the merged OU map (type removed) for providers to read their own keys.
+	// Outside this module use Setting, SettingString or SettingsMap.
 	Settings *yaml11.Node
 	// Order is the position in the config file, used to break sort ties deterministically.
 	Order int
@@ -115,8 +117,9 @@ type Filter struct {
 	Group, LDAPGroup string
 	// ExcludedPaths / IncludedPaths are substring matches on the group file's full path.
 	ExcludedPaths, IncludedPaths []string
-	Config                       *yaml11.Node
-	Line                         int
+	// Config is the raw `config:` map (outside this module use ConfigMap).
+	Config *yaml11.Node
+	Line   int
 }
 
 // Orgchart is the orgchart extra.
@@ -131,8 +134,9 @@ type Orgchart struct {
 // PeopleSource is one entry of `people:`.
 type PeopleSource struct {
 	Name, Type string
-	Config     *yaml11.Node
-	Line       int
+	// Config is the raw `config:` map (outside this module use ConfigMap).
+	Config *yaml11.Node
+	Line   int
 }
 
 // OU returns the OU with that key, or nil.
@@ -145,6 +149,11 @@ func (c *Config) Rel(p string) string { return RelPath(c.baseDir, p) }
 func RelPath(base, p string) string {
 	if base == "" {
 		return p
+	}
+	if !filepath.IsAbs(base) {
+		if abs, err := filepath.Abs(base); err == nil {
+			base = abs
+		}
 	}
 	r, err := filepath.Rel(base, p)
 	if err != nil || r == ".." || strings.HasPrefix(r, "../") {
@@ -207,11 +216,11 @@ func Parse(path string, data []byte, opt Options) (*Config, []validate.Warning, 
 		l.c.Warn(l.rel, w.Line, "%s", w.Msg)
 	}
 	if err != nil {
-		line := 0
+		line, msg := 0, err.Error()
 		if e, ok := err.(*erb.Error); ok {
-			line = e.Line
+			line, msg = e.Line, e.Msg // the line goes in front, once
 		}
-		l.c.Add(l.rel, line, validate.KindConfig, "%v", err)
+		l.c.Add(l.rel, line, validate.KindConfig, "%s", msg)
 		return nil, l.c.Warnings(), l.c.Err()
 	}
 	root, yws, err := yaml11.Parse(rd.Text, yaml11.Options{})
@@ -220,11 +229,11 @@ func Parse(path string, data []byte, opt Options) (*Config, []validate.Warning, 
 		l.c.Warn(l.rel, w.Line, "%s", hide.ReplaceAllString(w.Msg, envValue))
 	}
 	if err != nil {
-		line := 0
+		line, msg := 0, err.Error()
 		if e, ok := err.(*yaml11.Error); ok {
-			line = e.Line
+			line, msg = e.Line, e.Msg
 		}
-		l.c.Add(l.rel, line, validate.KindConfig, "invalid YAML: %s", hide.ReplaceAllString(err.Error(), envValue))
+		l.c.Add(l.rel, line, validate.KindConfig, "invalid YAML: %s", hide.ReplaceAllString(msg, envValue))
 		return nil, l.c.Warnings(), l.c.Err()
 	}
 	root.Substitute(rd.Expand)

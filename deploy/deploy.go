@@ -36,6 +36,8 @@ type Options struct {
 	ReadConcurrency int
 	// Logger receives one line per write. Default: discard.
 	Logger *slog.Logger
+	// Progress, when set, is told when each target's read starts and ends (see Progress).
+	Progress func(Progress)
 }
 
 func (o Options) withDefaults() Options {
@@ -151,8 +153,10 @@ func Build(ctx context.Context, res *calc.Result, cfg *config.Config, opt Option
 			defer wg.Done()
 			defer func() { <-sem }()
 			start := time.Now()
+			opt.progress(Progress{OU: tp.OU, Type: tp.Type, Desired: len(byOU[tp.OU])})
 			tp.Err = planGroups(ctx, tp, byOU[tp.OU], opt)
 			tp.ReadTime = time.Since(start)
+			opt.progress(tp.progress(len(byOU[tp.OU]), tp.ReadTime))
 		}()
 	}
 	wg.Wait()

@@ -109,6 +109,9 @@ func (e *LineError) Error() string { return fmt.Sprintf("line %d: %s", e.Line, e
 func ParseYAML(data []byte) ([]Person, error) {
 	root, _, err := yaml11.Parse(data, yaml11.Options{AllowDates: true})
 	if err != nil {
+		if e, ok := err.(*yaml11.Error); ok && e.Line > 0 {
+			return nil, &LineError{e.Line, "invalid YAML: " + e.Msg}
+		}
 		return nil, err
 	}
 	if root.Kind == yaml11.Null {

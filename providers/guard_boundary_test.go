@@ -248,7 +248,7 @@ func TestGuardErrorDetails(t *testing.T) {
 			t.Errorf("worst = %q, want %q", ge.Worst, want)
 		}
 		// The library names no CLI flag (issue 10: the CLI adds the flag of ge.Limit).
-		if !strings.HasSuffix(ge.Error(), "worst: "+strings.Join(want, ", ")) || strings.Contains(ge.Error(), "--") {
+		if !strings.HasSuffix(ge.Error(), "; worst: "+strings.Join(want, ", ")) || strings.Contains(ge.Error(), "--") {
 			t.Errorf("message: %s", ge.Error())
 		}
 	})

@@ -64,7 +64,10 @@ func planOrApply(ctx context.Context, mode string, args []string, stdout, stderr
 		return exitUsage
 	}
 	defer pf.stop()
-	repo, res, code := calculate(ctx, &pf.common, stderr)
+	prog := newProgress(stderr)
+	prog.begin("calculating")
+	repo, res, code := calculate(ctx, &pf.common, prog.wrap(stderr))
+	prog.end()
 	if res == nil {
 		return code
 	}
@@ -78,7 +81,12 @@ func planOrApply(ctx context.Context, mode string, args []string, stdout, stderr
 		MaxPeopleLossShare: pf.maxPeople}
 	opt := deploy.Options{Providers: factories, Guard: &guard, Force: pf.force,
 		Logger: slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: slog.LevelInfo}))}
+	if prog != nil {
+		opt.Progress = prog.target
+	}
+	prog.begin("reading targets")
 	plan, err := deploy.Build(ctx, res, repo.Config(), opt)
+	prog.end()
 	if err != nil {
 		fmt.Fprintf(stderr, "entitlements %s: %v\n", mode, err)
 		return exitError
@@ -209,22 +217,42 @@ type jsonChange struct {
 }
 
 type jsonTarget struct {
-	OU       string           `json:"ou"`
-	Type     string           `json:"type"`
-	Error    string           `json:"error,omitempty"`
-	Refused  bool             `json:"refused,omitempty"`
-	Changes  []jsonChange     `json:"changes"`
+	OU      string       `json:"ou"`
+	Type    string       `json:"type"`
+	Error   string       `json:"error,omitempty"`
+	Refused bool         `json:"refused,omitempty"`
+	Changes []jsonChange `json:"changes"`
+}
+
+type jsonTargetTimings struct {
 	ReadMS   int64            `json:"read_ms"`
 	Counters map[string]int64 `json:"counters,omitempty"`
 }
 
+// jsonFormatVersion is the version of the JSON documents the CLI prints (plan, explain). It
+// changes when a key changes meaning or disappears; new keys do not change it.
+const jsonFormatVersion = 1
+
+// writePlanJSON prints {"version", "plan", "timings"}: the plan object depends only on the
+// calculation and the state read, so two runs against the same state print the same plan;
+// what varies between runs (wall times, request counters) is kept under "timings".
 func writePlanJSON(w io.Writer, plan *deploy.Plan) {
-	out := struct {
+	type jsonPlan struct {
 		Targets []jsonTarget `json:"targets"`
-		CalcMS  int64        `json:"calculation_ms"`
-	}{CalcMS: plan.CalcTime.Milliseconds(), Targets: []jsonTarget{}}
+	}
+	type jsonTimings struct {
+		CalcMS  int64                        `json:"calculation_ms"`
+		Targets map[string]jsonTargetTimings `json:"targets"`
+	}
+	out := struct {
+		Version int         `json:"version"`
+		Plan    jsonPlan    `json:"plan"`
+		Timings jsonTimings `json:"timings"`
+	}{Version: jsonFormatVersion, Plan: jsonPlan{Targets: []jsonTarget{}},
+		Timings: jsonTimings{CalcMS: plan.CalcTime.Milliseconds(), Targets: map[string]jsonTargetTimings{}}}
 	for _, t := range plan.Targets {
-		jt := jsonTarget{OU: t.OU, Type: t.Type, ReadMS: t.ReadTime.Milliseconds(), Changes: []jsonChange{}, Counters: t.Counters}
+		jt := jsonTarget{OU: t.OU, Type: t.Type, Changes: []jsonChange{}}
+		out.Timings.Targets[t.OU] = jsonTargetTimings{ReadMS: t.ReadTime.Milliseconds(), Counters: t.Counters}
 		if t.Err != nil {
 			jt.Error = t.Err.Error()
 			jt.Refused = deploy.Refused(t.Err)
@@ -237,7 +265,7 @@ func writePlanJSON(w io.Writer, plan *deploy.Plan) {
 			}
 			jt.Changes = append(jt.Changes, jc)
 		}
-		out.Targets = append(out.Targets, jt)
+		out.Plan.Targets = append(out.Plan.Targets, jt)
 	}
 	enc := json.NewEncoder(w)
 	enc.SetIndent("", "  ")

@@ -189,7 +189,19 @@ func Parse(data []byte, opt Options) (*Node, []Warning, error) {
 // empty stream). It converts a panic inside yaml.v3 into an *Error;
 // the recover is confined to the third-party parser so that fuzzing still
 // exposes bugs in this package's own code.
-func parseSingleDocument(data []byte) (doc *yaml.Node, err error) {
+func parseSingleDocument(data []byte) (*yaml.Node, error) {
+	doc, err := parseRaw(data)
+	if e, ok := err.(*Error); ok {
+		if e.Line > 0 {
+			e.Line = problemLine(data, e)
+		} else {
+			e.Line = anchorLine(data, e.Msg)
+		}
+	}
+	return doc, err
+}
+
+func parseRaw(data []byte) (doc *yaml.Node, err error) {
 	defer func() {
 		if r := recover(); r != nil {
 			doc, err = nil, &Error{Msg: fmt.Sprintf("YAML parser failure: %v", r)}

@@ -187,7 +187,7 @@ func TestSafeLoaderErrors(t *testing.T) {
 		{"integer prefix only", "a: 0b_\n", Options{}, 1, "invalid value for Integer()"},
 		{"float without digits", "a: -.e+5\n", Options{}, 1, "invalid value for Float()"},
 		{"syntax error", "a: b\nc: [1,\n", Options{}, 2, ""},
-		{"bad indentation", "a:\n  b: 1\n c: 2\n", Options{}, 2, "did not find expected key"},
+		{"bad indentation", "a:\n  b: 1\n c: 2\n", Options{}, 3, "did not find expected key"},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
