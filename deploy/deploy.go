@@ -230,6 +230,9 @@ func globalGuard(plan *Plan, res *calc.Result, g *providers.Guard) {
 	}
 	ge := g.CheckTotal(parts)
 	if ge == nil {
+		ge = peopleLoss(plan, res, g)
+	}
+	if ge == nil {
 		return
 	}
 	for _, tp := range plan.Targets {
@@ -483,4 +486,32 @@ func Apply(ctx context.Context, plan *Plan, opt ApplyOptions) (*Report, error) {
 		return rep, errors.Join(err, rep.Err())
 	}
 	return rep, rep.Err()
+}
+
+// peopleLoss compares the people who hold memberships in the targets now with the people
+// data of the run: in a steady state every member is a person, so members who are no longer
+// people are what the people source lost since the previous run.
+func peopleLoss(plan *Plan, res *calc.Result, g *providers.Guard) *providers.GuardError {
+	dir := res.People()
+	seen := map[string]bool{}
+	var lost []string
+	for _, tp := range plan.Targets {
+		if tp.state == nil {
+			continue
+		}
+		for _, cg := range tp.state.Groups {
+			for _, m := range cg.Members {
+				k := strings.ToLower(m)
+				if seen[k] {
+					continue
+				}
+				seen[k] = true
+				if _, ok := dir.Lookup(k); !ok {
+					lost = append(lost, m)
+				}
+			}
+		}
+	}
+	slices.Sort(lost)
+	return g.CheckPeopleLoss(len(seen), len(lost), lost[:min(len(lost), 5)])
 }

@@ -25,6 +25,7 @@ type planFlags struct {
 	maxDeleted int
 	maxGroup   float64
 	maxTotal   float64
+	maxPeople  float64
 }
 
 func (p *planFlags) register(fs *flag.FlagSet) {
@@ -37,6 +38,7 @@ func (p *planFlags) register(fs *flag.FlagSet) {
 	fs.Float64Var(&p.maxShare, "max-removal-share", g.MaxRemovalShare, "refuse a target plan removing more than this share of its memberships")
 	fs.IntVar(&p.maxDeleted, "max-deleted-groups", g.MaxDeletedGroups, "refuse a target plan deleting more groups than this")
 	fs.Float64Var(&p.maxGroup, "max-group-removal-share", g.MaxGroupRemovalShare, "refuse a target plan removing more than this share of one group's members")
+	fs.Float64Var(&p.maxPeople, "max-people-loss-share", g.MaxPeopleLossShare, "refuse the targets of a run when more than this share of the people holding memberships now are missing from the people data (0: the --max-removal-share value)")
 	fs.Float64Var(&p.maxTotal, "max-total-removal-share", g.MaxTotalRemovalShare, "refuse the targets of a run that together remove more than this share of all memberships (0: the --max-removal-share value)")
 }
 
@@ -88,7 +90,8 @@ func planOrApplyExt(ctx context.Context, mode string, args []string, stdout, std
 		return exitUsage
 	}
 	guard := providers.Guard{MaxRemovalShare: pf.maxShare, MinRemovals: providers.DefaultGuard().MinRemovals,
-		MaxDeletedGroups: pf.maxDeleted, MaxGroupRemovalShare: pf.maxGroup, MaxTotalRemovalShare: pf.maxTotal}
+		MaxDeletedGroups: pf.maxDeleted, MaxGroupRemovalShare: pf.maxGroup, MaxTotalRemovalShare: pf.maxTotal,
+		MaxPeopleLossShare: pf.maxPeople}
 	opt := deploy.Options{Providers: factories, Guard: &guard, Force: pf.force,
 		Logger: slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: slog.LevelInfo}))}
 	if prog != nil {
@@ -186,6 +189,7 @@ func overrideFlag(err error) string {
 		providers.LimitDeleted: "--max-deleted-groups",
 		providers.LimitGroup:   "--max-group-removal-share",
 		providers.LimitTotal:   "--max-total-removal-share",
+		providers.LimitPeople:  "--max-people-loss-share",
 	}[ge.Limit]
 	if flag == "" {
 		return "override with --force"
