@@ -13,6 +13,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"syscall"
 
 	"github.com/entitlements-go/entitlements/validate"
 )
@@ -36,13 +37,14 @@ func Read(path string, opt Options) ([]byte, error) {
 	if max == 0 {
 		max = DefaultMaxSize
 	}
-	// Know the type before opening: opening a FIFO blocks until a writer appears. Lstat
-	// first: for the usual file, not a link, it is all Stat would say, and inside needs it
-	// too (one syscall per file fewer than Stat + Lstat).
+	// Stat before opening: opening a FIFO blocks until a writer appears, so the type must
+	// be known first.
 	st, err := os.Lstat(path)
-	plain := err == nil && st.Mode()&fs.ModeSymlink == 0
-	if !plain {
-		// Links are followed; a failed Lstat is repeated as Stat for the same error text.
+	if err != nil {
+		return nil, err
+	}
+	link := st.Mode()&fs.ModeSymlink != 0
+	if link {
 		if st, err = os.Stat(path); err != nil {
 			return nil, err
 		}
@@ -51,11 +53,13 @@ func Read(path string, opt Options) ([]byte, error) {
 		return nil, err
 	}
 	if len(opt.Roots) > 0 {
-		if err := inside(path, plain, opt.Roots); err != nil {
+		if err := inside(path, link, opt.Roots); err != nil {
 			return nil, err
 		}
 	}
-	f, err := os.Open(path)
+	// O_NONBLOCK: should the file have been replaced by a FIFO since Stat, opening it must
+	// not block either (the check below then refuses it). It changes nothing for files.
+	f, err := os.OpenFile(path, os.O_RDONLY|syscall.O_NONBLOCK, 0)
 	if err != nil {
 		return nil, err
 	}
@@ -134,10 +138,9 @@ func tooLarge(path string, size, max int64) error {
 
 // inside checks that the real path of path is inside one of roots (roots are resolved too, so
 // a config tree reached through a symlinked directory still works).
-// notLink: Lstat said path itself is not a symlink.
-func inside(path string, notLink bool, roots []string) error {
+func inside(path string, link bool, roots []string) error {
 	// Fast path (every file of a normal repo): not a link, directly in a root directory.
-	if notLink {
+	if !link {
 		dir := filepath.Clean(filepath.Dir(path))
 		for _, r := range roots {
 			if filepath.Clean(r) == dir {
