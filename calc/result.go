@@ -52,7 +52,10 @@ func newResult(r *Repo) (*Result, error) {
 	var errs validate.Collector
 	for _, o := range r.outputs {
 		g := o.g
-		key := o.ou.Key + "/" + g.cn
+		key := g.key // "ouKey/cn" of the group's own OU; a mirror's copy has its own key
+		if o.ou != g.ou {
+			key = o.ou.Key + "/" + g.cn
+		}
 		if _, dup := res.groupOf[key]; !dup {
 			res.groupOf[key] = g
 		}
@@ -90,10 +93,6 @@ func newResult(r *Repo) (*Result, error) {
 		}
 		if fin == nil {
 			continue
-		}
-		key := g.key // "ouKey/cn" of the group's own OU; a mirror's copy has its own key
-		if o.ou != g.ou {
-			key = o.ou.Key + "/" + g.cn
 		}
 		out := &Group{Key: key, OU: o.ou.Key, CN: g.cn, File: g.rel, Type: o.ou.Type, Mirror: o.mirror}
 		if o.ou.Base != "" {

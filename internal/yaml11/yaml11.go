@@ -388,7 +388,7 @@ func (c *converter) mapping(n *Node, y *yaml.Node) error {
 	// either half copies instead of overwriting the other.
 	kv := make([]*Node, 2*pairs)
 	n.Keys = kv[:0:pairs]
-	n.Values = kv[pairs:pairs:2*pairs]
+	n.Values = kv[pairs : pairs : 2*pairs]
 	for i := 0; i+1 < len(y.Content); i += 2 {
 		yk, yv := y.Content[i], y.Content[i+1]
 		k, err := c.convert(yk)
