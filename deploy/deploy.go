@@ -181,7 +181,7 @@ func planGroups(ctx context.Context, tp *TargetPlan, groups []*calc.Group, opt O
 	desired := make([]*providers.Group, 0, len(groups))
 	var bad []string
 	for _, g := range groups {
-		d := &providers.Group{DN: g.DN, CN: g.CN, Description: g.Description, Members: g.Members, Metadata: g.Metadata}
+		d := &providers.Group{DN: g.DN, CN: g.CN, Description: g.Description, Members: g.Members, Metadata: g.Metadata, File: g.File}
 		if ds, ok := tp.provider.(providers.Desirer); ok {
 			if err := ds.Desire(tp.target, d); err != nil {
 				bad = append(bad, err.Error())
