@@ -154,7 +154,7 @@ func newGraph(reg *Registry, base string, cred azcore.TokenCredential) (*graph, 
 		switch m.(type) {
 		case *khttp.RetryHandler, khttp.RetryHandler:
 			continue
-		case *khttp.CompressionHandler, khttp.CompressionHandler:
+		case *khttp.CompressionHandler:
 			// It gzips every request body ($batch and group creates included). No Microsoft
 			// Graph documentation says that Graph accepts compressed request bodies: the API
 			// reference documents compressed responses only, and the SDK design spec behind

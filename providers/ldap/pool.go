@@ -18,6 +18,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/entitlements-go/entitlements/internal/safefile"
 	goldap "github.com/go-ldap/ldap/v3"
 )
 
@@ -102,7 +103,7 @@ func newPool(cfg ConnConfig, counters *Counters) (*pool, error) {
 		ca = os.Getenv("LDAP_CACERT")
 	}
 	if ca != "" {
-		pem, err := os.ReadFile(ca)
+		pem, err := safefile.Read(ca, safefile.Options{})
 		if err != nil {
 			return nil, fmt.Errorf("reading LDAP CA file: %w", err)
 		}
