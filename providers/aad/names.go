@@ -37,7 +37,7 @@ func nickProblem(name string) string {
 		case r < ' ' || r == 0x7f:
 			what = fmt.Sprintf("the control character %U", r)
 		case r > 0x7f:
-			what = fmt.Sprintf("%q, which is not ASCII", r)
+			what = fmt.Sprintf("%q, which is not ASCII,", r)
 		case strings.ContainsRune(nickForbidden, r):
 			what = fmt.Sprintf("%q", r)
 		default:
