@@ -86,7 +86,7 @@ func TestFailedPrepareWritesNoGroupOfThatTarget(t *testing.T) {
 	if err != nil || plan.Err() != nil {
 		t.Fatal(err, plan.Err())
 	}
-	rep := deploy.Apply(context.Background(), plan, opt)
+	rep, _ := deploy.Apply(context.Background(), plan, opt.ApplyOptions())
 	for _, c := range fp.Calls() {
 		if c.Op == "apply" && c.OU == "teams" {
 			t.Errorf("wrote %v to a target whose container could not be created", c.Change)
@@ -117,7 +117,7 @@ func TestPreparedContainerIsReportedApplied(t *testing.T) {
 	fp.SetContainerMissing("teams")
 	opt := options(fp)
 	plan, _ := deploy.Build(context.Background(), res, cfg, opt)
-	rep := deploy.Apply(context.Background(), plan, opt)
+	rep, _ := deploy.Apply(context.Background(), plan, opt.ApplyOptions())
 	for _, tr := range rep.Targets {
 		if tr.OU != "teams" {
 			continue
@@ -153,7 +153,7 @@ func TestDesireErrorsFailTheTarget(t *testing.T) {
 			t.Error("a target with invalid desired groups was read")
 		}
 	}
-	deploy.Apply(context.Background(), plan, opt)
+	deploy.Apply(context.Background(), plan, opt.ApplyOptions())
 	if len(fp.Groups("apps")) != 0 {
 		t.Errorf("apps written: %v", fp.Groups("apps"))
 	}
@@ -253,7 +253,7 @@ func TestReportCountsOnlyFailures(t *testing.T) {
 	fp := fake.New()
 	opt := options(fp)
 	plan, _ := deploy.Build(context.Background(), res, cfg, opt)
-	rep := deploy.Apply(context.Background(), plan, opt)
+	rep, _ := deploy.Apply(context.Background(), plan, opt.ApplyOptions())
 	if err := rep.Err(); err != nil {
 		t.Fatal(err)
 	}

@@ -175,7 +175,7 @@ func deployCase(t *testing.T, dir string, apply bool, opt deploy.Options) run {
 	}
 	r := run{plan: plan, result: res}
 	if apply {
-		r.report = deploy.Apply(ctx, plan, opt)
+		r.report, _ = deploy.Apply(ctx, plan, opt.ApplyOptions())
 	}
 	r.counters = reg.Counters()
 	return r
@@ -253,9 +253,15 @@ func members(e *goldap.Entry) []string {
 		}
 	}
 	out := []string{}
+	self := dn.Normalize(e.DN)
 	for _, v := range vals {
-		if dn.Normalize(v) != dn.Normalize(e.DN) {
-			out = append(out, dn.FirstValue(v))
+		d, err := dn.Parse(v)
+		if err != nil {
+			out = append(out, v)
+			continue
+		}
+		if first, ok := d.FirstValue(""); ok && d.Key() != self {
+			out = append(out, first)
 		}
 	}
 	slices.Sort(out)
@@ -398,7 +404,7 @@ func TestServerKilledMidRun(t *testing.T) {
 		t.Fatalf("plan: %v %v", err, plan.Err())
 	}
 	srv.Kill()
-	rep := deploy.Apply(ctx2, plan, opt)
+	rep, _ := deploy.Apply(ctx2, plan, opt.ApplyOptions())
 	if rep.Err() == nil {
 		t.Fatal("apply against a dead server reported success")
 	}
