@@ -19,6 +19,7 @@ fuzz:
 	go test -run '^$$' -fuzz '^FuzzConfigParse$$' -fuzztime $(FUZZTIME) ./config
 	go test -run '^$$' -fuzz '^FuzzParse$$' -fuzztime $(FUZZTIME) ./internal/yaml11
 	go test -run '^$$' -fuzz '^FuzzRender$$' -fuzztime $(FUZZTIME) ./internal/erb
+	go test -run '^$$' -fuzz '^FuzzNormalize$$' -fuzztime $(FUZZTIME) ./internal/dn
 
 # Mutation testing (not part of CI; run it before touching safety code: the removal guard,
 # deploy, the caches, the LDAP provider). gremlins makes small deliberate bugs and runs the

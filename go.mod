@@ -12,6 +12,7 @@ require (
 	github.com/microsoft/kiota-http-go v1.5.4
 	github.com/microsoftgraph/msgraph-sdk-go v1.89.0
 	github.com/microsoftgraph/msgraph-sdk-go-core v1.4.0
+	github.com/vektah/gqlparser/v2 v2.5.64
 	go.yaml.in/yaml/v3 v3.0.5
 	golang.org/x/sync v0.25.0
 )
@@ -20,6 +21,7 @@ require (
 	github.com/Azure/azure-sdk-for-go/sdk/internal v1.13.0 // indirect
 	github.com/Azure/go-ntlmssp v0.1.1 // indirect
 	github.com/AzureAD/microsoft-authentication-library-for-go v1.10.1 // indirect
+	github.com/agnivade/levenshtein v1.2.2 // indirect
 	github.com/bits-and-blooms/bitset v1.24.4 // indirect
 	github.com/go-asn1-ber/asn1-ber v1.5.8 // indirect
 	github.com/go-logr/logr v1.4.3 // indirect

@@ -2,6 +2,7 @@ package cache
 
 import (
 	"bufio"
+	"bytes"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -10,6 +11,7 @@ import (
 	"sync"
 
 	"github.com/entitlements-go/entitlements/internal/dn"
+	"github.com/entitlements-go/entitlements/internal/safefile"
 )
 
 // PredictiveEntry is the last successfully applied state of one group.
@@ -46,12 +48,12 @@ func LoadPredictive(dir string) (*Predictive, error) {
 		if e.IsDir() || strings.HasPrefix(e.Name(), ".") {
 			continue
 		}
-		f, err := os.Open(filepath.Join(dir, e.Name()))
+		data, err := safefile.Read(filepath.Join(dir, e.Name()), safefile.Options{})
 		if err != nil {
-			return nil, err
+			return nil, fmt.Errorf("predictive state: %w", err)
 		}
 		ent := &PredictiveEntry{Metadata: map[string]string{}}
-		sc := bufio.NewScanner(f)
+		sc := bufio.NewScanner(bytes.NewReader(data))
 		for sc.Scan() {
 			line := strings.ToLower(strings.TrimSpace(sc.Text()))
 			switch {
@@ -64,7 +66,6 @@ func LoadPredictive(dir string) (*Predictive, error) {
 				ent.Members = append(ent.Members, dn.FirstValue(line))
 			}
 		}
-		f.Close()
 		if err := sc.Err(); err != nil {
 			return nil, fmt.Errorf("predictive state %s: %w", e.Name(), err)
 		}

@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/entitlements-go/entitlements/calc"
+	"github.com/entitlements-go/entitlements/internal/skipnote"
 	"github.com/entitlements-go/entitlements/validate"
 )
 
@@ -30,7 +31,7 @@ func conformanceDir(t testing.TB) string {
 		if os.Getenv("CI") == "true" {
 			t.Fatalf("conformance corpus not found at %s (set ENTITLEMENTS_CONFORMANCE_DIR)", d)
 		}
-		t.Skipf("conformance corpus not found at %s; set ENTITLEMENTS_CONFORMANCE_DIR to run it", d)
+		skipnote.Skip(t, "conformance corpus not found at %s; set ENTITLEMENTS_CONFORMANCE_DIR to run it (see README, Conformance)", d)
 	}
 	return d
 }

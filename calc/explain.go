@@ -14,6 +14,9 @@ type Explanation struct {
 	Person string `json:"person"`
 	// Known is false when the person is not in the people data (then nothing can match).
 	Known bool `json:"known"`
+	// DidYouMean is the closest existing uid when the person is unknown ("" when none is
+	// close).
+	DidYouMean string `json:"did_you_mean,omitempty"`
 	// Member is the final answer; InRules is membership before filters and expiration.
 	Member  bool   `json:"member"`
 	InRules bool   `json:"in_rules"`
@@ -98,6 +101,9 @@ func (res *Result) Explain(groupKey, person string) (*Explanation, error) {
 	ex := &Explanation{Group: groupKey, Person: person, File: g.rel}
 	id, known := r.dir.Lookup(person)
 	ex.Known = known
+	if !known {
+		ex.DidYouMean = r.closestUID(person)
+	}
 	if known {
 		ex.Person = r.dir.UID(id)
 		ex.InRules = g.r.Contains(id)
@@ -202,22 +208,20 @@ func (ex *Explanation) WriteText(w io.Writer) {
 	}
 	fmt.Fprintf(w, "%s %s a member of %s (%s)\n", ex.Person, verdict, ex.Group, ex.File)
 	if !ex.Known {
-		fmt.Fprintf(w, "  %s is not in the people data\n", ex.Person)
+		hint := ""
+		if ex.DidYouMean != "" {
+			hint = fmt.Sprintf("; did you mean %q?", ex.DidYouMean)
+		}
+		fmt.Fprintf(w, "  %s is not in the people data%s\n", ex.Person, hint)
 		return
 	}
-	fmt.Fprintln(w, "rules:")
+	fmt.Fprintln(w, "rules (+ matches this person, - does not):")
 	writeTrace(w, ex.Rules, "  ")
+	if len(ex.Filters) > 0 {
+		fmt.Fprintln(w, "filters:")
+	}
 	for _, f := range ex.Filters {
-		switch {
-		case !f.Applies:
-			fmt.Fprintf(w, "filter %s: does not apply to this file (excluded_paths/included_paths)\n", f.Filter)
-		case f.Removed:
-			fmt.Fprintf(w, "filter %s (%s): REMOVED (in the filter's population and not allowed by this group)\n", f.Filter, f.Setting)
-		case f.InPopulation:
-			fmt.Fprintf(w, "filter %s (%s): in the population, kept (allowed=%v)\n", f.Filter, f.Setting, f.Allowed)
-		default:
-			fmt.Fprintf(w, "filter %s (%s): not in the population\n", f.Filter, f.Setting)
-		}
+		fmt.Fprintf(w, "  %s\n", f.describe(ex.Person, ex.InRules))
 	}
 	if fe := ex.FileExpiration; fe != nil {
 		state := "not reached"
@@ -228,6 +232,35 @@ func (ex *Explanation) WriteText(w io.Writer) {
 	}
 	for _, l := range ex.ExpiredLines {
 		fmt.Fprintf(w, "expired on %s (line %d, ignored): %s\n", l.Date, l.Line, l.Text)
+	}
+}
+
+// describe puts a filter decision in words: what the group's setting means and what it did
+// to this person.
+func (f FilterTrace) describe(person string, inRules bool) string {
+	verdict := "kept"
+	if f.Removed {
+		verdict = "REMOVED"
+	}
+	switch {
+	case !f.Applies:
+		return fmt.Sprintf("%s: not filtered (the filter's excluded_paths/included_paths leave this file out)", f.Filter)
+	case f.Setting == "all":
+		return fmt.Sprintf("%s = all: not filtered (this group admits the filter's whole population)", f.Filter)
+	case !f.InPopulation:
+		return fmt.Sprintf("%s = %s: %s is not in the filter's population: not affected", f.Filter, f.Setting, person)
+	case f.Setting == "none":
+		if !inRules {
+			return fmt.Sprintf("%s = none: %s is in the filter's population and would be removed (no rule matches anyway)", f.Filter, person)
+		}
+		return fmt.Sprintf("%s = none: %s is in the filter's population, which this group does not admit: %s", f.Filter, person, verdict)
+	case f.Allowed:
+		return fmt.Sprintf("%s = list: %s is in the filter's population and listed by this group: %s", f.Filter, person, verdict)
+	default:
+		if !inRules {
+			return fmt.Sprintf("%s = list: %s is in the filter's population and not listed: would be removed (no rule matches anyway)", f.Filter, person)
+		}
+		return fmt.Sprintf("%s = list: %s is in the filter's population and not listed by this group: %s", f.Filter, person, verdict)
 	}
 }
 

@@ -3,12 +3,13 @@ package calc
 import (
 	"context"
 	"fmt"
-	"os"
 	"slices"
 	"strings"
 
 	"github.com/entitlements-go/entitlements/internal/dn"
+	"github.com/entitlements-go/entitlements/internal/safefile"
 	"github.com/entitlements-go/entitlements/internal/yaml11"
+	"github.com/entitlements-go/entitlements/validate"
 )
 
 // LDAPGroup is a group read from LDAP: its DN and attributes (names lower-cased).
@@ -61,7 +62,7 @@ type LDAPSnapshot struct {
 
 // LoadLDAPSnapshot reads a snapshot file.
 func LoadLDAPSnapshot(path string) (*LDAPSnapshot, error) {
-	data, err := os.ReadFile(path)
+	data, err := safefile.Read(path, safefile.Options{})
 	if err != nil {
 		return nil, fmt.Errorf("ldap groups snapshot: %w", err)
 	}
@@ -79,7 +80,7 @@ func LoadLDAPSnapshot(path string) (*LDAPSnapshot, error) {
 	for i, k := range root.Keys {
 		v := root.Values[i]
 		if v.Kind != yaml11.Map {
-			return nil, fmt.Errorf("ldap groups snapshot %s:%d: entry %s must be a map of attributes", path, v.Line, k.Text())
+			return nil, fmt.Errorf("ldap groups snapshot %s:%d: entry %s must be a map of attributes", path, v.Line, validate.Excerpt(k.Text()))
 		}
 		g := &LDAPGroup{DN: k.Text(), Attrs: map[string][]string{}}
 		for j, ak := range v.Keys {

@@ -33,6 +33,8 @@ func (r *Repo) link(ctx context.Context, c *validate.Collector) {
 		}
 		if lk.visit(o.g) {
 			lk.final(o.g)
+		} else if o.g.def != nil {
+			lk.filterPeople(o.g) // still report the file's filter entries naming nobody
 		}
 		for _, e := range o.g.descErrs {
 			c.AddError(e)
@@ -96,6 +98,11 @@ func (lk *linker) visit(g *group) bool {
 		for _, e := range g.perrs {
 			lk.c.AddError(e)
 		}
+		// What can still be known about a broken file (its references exist, no cycle runs
+		// through it) is reported now rather than after the parse errors are fixed.
+		for _, n := range g.refs {
+			lk.reference(g, n)
+		}
 		ok = false
 	} else {
 		ok = lk.rule(g, g.def.rules)
@@ -136,10 +143,34 @@ func (lk *linker) rule(g *group, n *rule) bool {
 		case errors.Is(err, people.ErrManagerMap):
 			kind = validate.KindPeople
 		}
-		lk.fail(g, n.line, kind, "%s", message(err))
+		msg := message(err)
+		if kind == validate.KindUnknownManager {
+			if c := lk.r.closestUID(n.value); c != "" {
+				msg += fmt.Sprintf(" Did you mean %q?", c)
+			}
+		}
+		lk.fail(g, n.line, kind, "%s", msg)
 		return false
 	}
 	n.leaf = set
+	if n.method == "username" && set.IsEmpty() {
+		return lk.unknownPerson(g, n.line, "username", n.value)
+	}
+	return true
+}
+
+// unknownPerson reports a uid that names nobody: a warning, or an error under Strict. It
+// reports whether linking may go on.
+func (lk *linker) unknownPerson(g *group, line int, what, uid string) bool {
+	if lk.r.noPeople {
+		return true // the people data failed to load; that error is reported already
+	}
+	msg := fmt.Sprintf("%s %q names nobody in the people data%s", what, uid, lk.r.unknownPersonHint(uid))
+	if lk.r.opt.Strict {
+		lk.fail(g, line, validate.KindUnknownPerson, "%s", msg)
+		return false
+	}
+	lk.c.Warn(g.rel, line, "%s", msg)
 	return true
 }
 
@@ -165,17 +196,17 @@ func (lk *linker) lookup(from *group, line int, value string) ([]*group, *valida
 	slash := strings.LastIndexByte(value, '/')
 	if slash <= 0 || slash == len(value)-1 {
 		return fail(validate.KindInvalidReference,
-			"invalid group reference %q: expected <ou>/<name> (for an LDAP DN use ldap_group)", value)
+			"invalid group reference %s: expected <ou>/<name> (for an LDAP DN use ldap_group)", validate.Excerpt(value))
 	}
 	ouKey, pattern := value[:slash], value[slash+1:]
 	ou := lk.r.cfg.OU(ouKey)
 	if ou == nil {
 		return fail(validate.KindMissingReference,
-			"group reference %q: OU %q is not defined in the entitlements configuration", value, ouKey)
+			"group reference %s: OU %s is not defined in the entitlements configuration%s", validate.Excerpt(value), validate.Excerpt(ouKey), lk.r.ouHint(ouKey))
 	}
 	l := lk.r.listOU(ou, false, lk.c)
 	if l.err != nil {
-		return fail(validate.KindMissingReference, "group reference %q: %v", value, l.err)
+		return fail(validate.KindMissingReference, "group reference %s: %v", validate.Excerpt(value), l.err)
 	}
 	var names []string
 	if !strings.Contains(pattern, "*") {
@@ -191,8 +222,8 @@ func (lk *linker) lookup(from *group, line int, value string) ([]*group, *valida
 		if from != nil {
 			refBy = fmt.Sprintf("%q", from.rel)
 		}
-		return fail(validate.KindMissingReference, "Could not find a configuration for %s/%s.(rb|txt|yaml) (filename: %s)",
-			lk.r.cfg.Rel(ou.Dir), pattern, refBy)
+		return fail(validate.KindMissingReference, "Could not find a configuration for %s/%s.(rb|txt|yaml) (filename: %s)%s",
+			lk.r.cfg.Rel(ou.Dir), validate.ExcerptRaw(pattern), refBy, groupHint(ou.Key, pattern, l.names))
 	}
 	out := make([]*group, len(names))
 	for i, n := range names {
@@ -292,6 +323,9 @@ func (lk *linker) final(g *group) {
 		for i := range s.entries {
 			e := &s.entries[i]
 			if !strings.Contains(e.value, "/") {
+				if _, ok := lk.r.dir.Lookup(e.value); !ok && !lk.unknownPerson(g, e.line, "filter "+f.cfg.Name+" entry", e.value) {
+					g.bad = true
+				}
 				continue
 			}
 			targets, err := lk.lookup(g, e.line, e.value)
@@ -308,6 +342,25 @@ func (lk *linker) final(g *group) {
 				}
 			}
 			e.targets = targets
+		}
+	}
+}
+
+// filterPeople reports the uids of g's filter lists that name nobody (final does it for
+// groups that link).
+func (lk *linker) filterPeople(g *group) {
+	for _, f := range lk.r.filters {
+		s := lk.r.setting(g, f)
+		if s.mode != filterList {
+			continue
+		}
+		for _, e := range s.entries {
+			if strings.Contains(e.value, "/") {
+				continue
+			}
+			if _, ok := lk.r.dir.Lookup(e.value); !ok {
+				lk.unknownPerson(g, e.line, "filter "+f.cfg.Name+" entry", e.value)
+			}
 		}
 	}
 }
@@ -410,6 +463,9 @@ func (r *Repo) leaf(ctx context.Context, method, value string) (*roaring.Bitmap,
 }
 
 func (r *Repo) computeLeaf(ctx context.Context, method, value string) (*roaring.Bitmap, error) {
+	if r.noPeople && method != "ldap_group" {
+		return roaring.New(), nil
+	}
 	switch method {
 	case "username":
 		b := roaring.New()

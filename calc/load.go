@@ -13,6 +13,7 @@ import (
 
 	"github.com/RoaringBitmap/roaring/v2"
 	"github.com/entitlements-go/entitlements/config"
+	"github.com/entitlements-go/entitlements/internal/safefile"
 	"github.com/entitlements-go/entitlements/internal/yaml11"
 	"github.com/entitlements-go/entitlements/people"
 	"github.com/entitlements-go/entitlements/validate"
@@ -45,6 +46,13 @@ type Repo struct {
 	ldap     map[string]*LDAPGroup
 	warnings []validate.Warning
 	fnames   map[string]bool // configured filter names
+	// noPeople: the people data failed to load (an error is reported); rules that need
+	// people match nobody, so that the rest of the repo is still checked.
+	noPeople bool
+	// hints memoises the closest uid of unknown uids (see closestUID).
+	hintMu    sync.Mutex
+	hints     map[string]string
+	hintScans int
 	// Timings of the load phases.
 	Timings Timings
 
@@ -72,6 +80,7 @@ type group struct {
 
 	def   *definition
 	perrs []*validate.Error
+	refs  []*rule // group references of a file that failed to parse (parser.refs)
 	pwarn []validate.Warning
 	// descErrs only count when the group is an output (see parser.descErrs).
 	descErrs []*validate.Error
@@ -121,6 +130,10 @@ type dirEntry struct {
 	name, cn, ext string
 }
 
+// ErrNoPeople is the cause of the load error for a people source that yields nobody (see
+// Options.AllowEmptyPeople).
+var ErrNoPeople = errors.New("people source yields no people")
+
 // Load reads the config file at path and everything a run needs, validates all of it and
 // builds the dependency graph. Every problem is returned together as a validate.List.
 func Load(ctx context.Context, path string, opt Options) (*Repo, error) {
@@ -143,8 +156,9 @@ func load(ctx context.Context, path string, opt Options) (*Repo, *validate.Colle
 		classes = append(classes, k)
 	}
 	cfg, warns, err := config.Load(path, config.Options{Getenv: opt.Getenv, Types: opt.Types,
-		FilterClasses: classes, BaseDir: opt.BaseDir})
+		FilterClasses: classes, BaseDir: opt.BaseDir, MaxFileSize: opt.MaxFileSize})
 	if err != nil {
+		opt.emit(warns)
 		return nil, nil, err
 	}
 	if opt.LDAPGroups == nil && opt.LDAPGroupsFor != nil {
@@ -173,7 +187,19 @@ func load(ctx context.Context, path string, opt Options) (*Repo, *validate.Colle
 	go func() { peopleDone <- r.loadPeople(ctx, &pc) }()
 	enumErr := r.enumerate(ctx, c)
 	if err := <-peopleDone; err != nil {
-		return nil, nil, err
+		// Unusable people data does not stop the run: references and cycles are still
+		// checked (against nobody) so that one run reports every problem of the repo.
+		var list validate.List
+		if !errors.As(err, &list) {
+			return nil, nil, err
+		}
+		for _, e := range list {
+			c.AddError(e)
+		}
+		r.noPeople = true
+		r.dir, _ = people.NewDirectory(nil)
+		r.universe = roaring.New()
+		r.org, r.orgErr = nil, nil
 	}
 	if enumErr != nil {
 		return nil, nil, enumErr
@@ -191,9 +217,7 @@ func (r *Repo) validate(ctx context.Context, c *validate.Collector) error {
 	}
 	r.link(ctx, c)
 	r.warnings = append(r.warnings, c.Warnings()...)
-	for _, w := range r.warnings {
-		r.opt.Logger.Warn(w.String())
-	}
+	r.opt.emit(r.warnings)
 	r.Timings.Validate = time.Since(start)
 	return c.Err()
 }
@@ -217,7 +241,7 @@ func (r *Repo) loadPeople(ctx context.Context, c *validate.Collector) error {
 	mmDone := make(chan mmResult, 1)
 	if oc := r.cfg.Orgchart; oc != nil && oc.Err == "" {
 		go func() {
-			m, err := people.LoadManagerMap(oc.ManagerMapFile)
+			m, err := people.LoadManagerMapFile(oc.ManagerMapFile, r.opt.MaxFileSize)
 			mmDone <- mmResult{m, err}
 		}()
 	}
@@ -230,6 +254,12 @@ func (r *Repo) loadPeople(ctx context.Context, c *validate.Collector) error {
 			c.AddError(&validate.Error{Path: r.cfg.Rel(r.cfg.File), Line: src.Line, Kind: validate.KindPeople,
 				Msg: fmt.Sprintf("people source %q: %v", src.Name, err), Err: err})
 		}
+		return c.Err()
+	}
+	if len(persons) == 0 && src.Type != "dummy" && !r.opt.AllowEmptyPeople {
+		c.AddError(&validate.Error{Path: r.cfg.Rel(r.cfg.File), Line: src.Line, Kind: validate.KindPeople,
+			Msg: fmt.Sprintf("people source %q yields no people; refusing to calculate, since every group would lose every member (allow an empty source explicitly if this is intended)", src.Name),
+			Err: ErrNoPeople})
 		return c.Err()
 	}
 	dir, err := people.NewDirectory(persons)
@@ -299,7 +329,7 @@ func (r *Repo) readPeople(ctx context.Context, src *config.PeopleSource, depth i
 		}
 		path := r.peoplePath(f.Str)
 		r.opt.Logger.Debug("reading people", "source", src.Name, "path", path)
-		return people.LoadYAML(path)
+		return people.LoadYAMLFile(path, r.opt.MaxFileSize)
 	case "dummy":
 		return nil, nil
 	case "combined":
@@ -614,9 +644,9 @@ func (r *Repo) parse(g *group) {
 			Msg: "unsupported group file: Ruby rule files cannot be evaluated; convert it to .yaml or .txt, or register a Go rule method through calc.Options.Methods"})
 		return
 	}
-	data, err := os.ReadFile(g.path)
+	data, err := r.readGroupFile(g)
 	if err != nil {
-		g.perrs = append(g.perrs, &validate.Error{Path: g.rel, Kind: validate.KindIO, Msg: err.Error(), Err: err})
+		g.perrs = append(g.perrs, &validate.Error{Path: g.rel, Kind: validate.KindIO, Msg: safefile.Reason(err), Err: err})
 		return
 	}
 	p := &parser{rel: g.rel, today: r.today, ignoreExp: r.ignore, methods: r.methods,
@@ -631,8 +661,19 @@ func (r *Repo) parse(g *group) {
 	g.descErrs = p.descErrs
 	if len(p.errs) > 0 || def == nil {
 		g.perrs = append(g.perrs, p.errs...)
+		g.refs = p.refs
 		return
 	}
 	def.expired = p.expired
 	g.def = def
+}
+
+// readGroupFile reads one group file: a regular file within the size cap that, unless
+// Options.AllowSymlinksOutside, resolves inside the config tree.
+func (r *Repo) readGroupFile(g *group) ([]byte, error) {
+	o := safefile.Options{MaxSize: r.opt.MaxFileSize}
+	if !r.opt.AllowSymlinksOutside {
+		o.Roots = []string{r.cfg.ConfigurationPath, r.cfg.Dir, g.ou.Dir}
+	}
+	return safefile.Read(g.path, o)
 }

@@ -486,7 +486,11 @@ people_data_source: all
 		{name: "no components: nobody", files: map[string]string{
 			"config.yaml": strings.Replace(people("people:\n  all:\n    type: combined\n    config: {operator: or}\npeople_data_source: all\n"),
 				"extras:\n  orgchart:\n    manager_map_file: ./manager-map.yaml\n", "", 1), ax: "username = bob\n"},
-			want: map[string][]string{"a/x": nil}},
+			opt: Options{AllowEmptyPeople: true}, want: map[string][]string{"a/x": nil}},
+		{name: "no components: refused unless allowed", files: map[string]string{
+			"config.yaml": strings.Replace(people("people:\n  all:\n    type: combined\n    config: {operator: or}\npeople_data_source: all\n"),
+				"extras:\n  orgchart:\n    manager_map_file: ./manager-map.yaml\n", "", 1), ax: "username = bob\n"},
+			errs: []errSpec{ee(validate.KindPeople, "config.yaml", -1, "yields no people")}},
 		{name: "component naming an unknown source", files: map[string]string{
 			"config.yaml": people("people:\n  all:\n    type: combined\n    config:\n      operator: or\n      components: [nope]\npeople_data_source: all\n"), ax: "username = bob\n"},
 			errs: []errSpec{ee(validate.KindPeople, "config.yaml", -1, `"nope"`)}},

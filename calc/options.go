@@ -8,6 +8,7 @@ import (
 
 	"github.com/entitlements-go/entitlements/config"
 	"github.com/entitlements-go/entitlements/people"
+	"github.com/entitlements-go/entitlements/validate"
 )
 
 // Method is a custom rule method registered by an embedder (the Go replacement for Ruby rule
@@ -55,8 +56,37 @@ type Options struct {
 	Strict bool
 	// Parallelism bounds the goroutines used to read and parse files. Default 4×GOMAXPROCS.
 	Parallelism int
-	// Logger receives warnings and debug output. Default: discard.
+	// Logger receives debug output, and warnings when OnWarning is nil. Default: discard.
 	Logger *slog.Logger
+	// MaxFileSize caps the size of every file the run reads (config, group files, people data,
+	// manager map), in bytes. Default 0: safefile.DefaultMaxSize (64 MiB); negative: no cap.
+	// Only regular files are ever read: devices, FIFOs and sockets are refused.
+	MaxFileSize int64
+	// AllowSymlinksOutside lets group files be symlinks that resolve outside the config tree
+	// (the configuration_path, the config file's directory and every OU directory). Default
+	// false: such a file is refused, so that a link cannot make the run read (and quote) a
+	// file elsewhere on the machine.
+	AllowSymlinksOutside bool
+	// AllowEmptyPeople accepts a people source that yields no people. Default false: a source
+	// that suddenly returns nobody (an empty file, an LDAP base that matches nothing) would
+	// otherwise empty every group of every target; the run fails with ErrNoPeople instead.
+	// A source of type dummy is always allowed to be empty.
+	AllowEmptyPeople bool
+	// OnWarning is called for every warning of a load (a duplicate YAML key, a username that
+	// names nobody...), in path and line order, once loading ends, also when it fails.
+	// Default: each warning is logged at level Warn on Logger.
+	OnWarning func(validate.Warning)
+}
+
+// emit hands warnings to OnWarning (or the logger).
+func (o *Options) emit(ws []validate.Warning) {
+	for _, w := range ws {
+		if o.OnWarning != nil {
+			o.OnWarning(w)
+		} else {
+			o.Logger.Warn(w.String())
+		}
+	}
 }
 
 func (o Options) withDefaults() Options {

@@ -27,6 +27,45 @@ type parser struct {
 	// builds the group of an enumerated OU, so they do not fail a file that is only
 	// referenced.
 	descErrs []*validate.Error
+	// refs are the group references of a file that failed to parse, kept so that the linker
+	// still reports missing references and cycles through it in the same run.
+	refs []*rule
+}
+
+// methodHint suggests the rule method or filter name closest to an unknown key, and lists
+// the valid ones.
+func (p *parser) methodHint(key string) string {
+	valid := mapKeys(p.methods)
+	if p.allowed != nil {
+		valid = mapKeys(p.allowed)
+	}
+	valid = append(valid, mapKeys(p.filters)...)
+	return didYouMean(key, sliceSeq(valid)) + " (valid methods and filters: " + strings.Join(valid, ", ") + ")"
+}
+
+// filterHint suggests the configured filter closest to an unknown filter name.
+func (p *parser) filterHint(name string) string {
+	valid := mapKeys(p.filters)
+	if len(valid) == 0 {
+		return "; the configuration defines no filters"
+	}
+	return didYouMean(name, sliceSeq(valid)) + " (configured filters: " + strings.Join(valid, ", ") + ")"
+}
+
+// salvageRefs keeps the group references of a broken .txt file (see parser.refs). Problems of
+// those lines were already reported or will be: a scratch parser swallows them.
+func (p *parser) salvageRefs(lines []*txtLine) {
+	q := &parser{rel: p.rel, today: p.today}
+	for _, l := range lines {
+		if canonicalMethod(l.key) != "group" {
+			continue
+		}
+		c := *l
+		if !q.parseValue(&c) || (!c.exp.IsZero() && q.reached(c.exp)) {
+			continue
+		}
+		p.refs = append(p.refs, &rule{op: opMethod, method: "group", value: c.value, line: c.line})
+	}
 }
 
 func (p *parser) descFail(line int, kind validate.Kind, format string, args ...any) {
@@ -56,8 +95,12 @@ func canonicalMethod(m string) string {
 // place both formats go through, so an OU's limits hold however the file is reached.
 func (p *parser) checkMethod(line int, method string) bool {
 	m := canonicalMethod(method)
-	if !p.methods[m] || (p.allowed != nil && !p.allowed[m]) {
-		p.fail(line, validate.KindMethodNotAllowed, "Rule Error: %s is not a valid function (the method %q is not permitted here)", method, method)
+	if !p.methods[m] {
+		p.fail(line, validate.KindMethodNotAllowed, "Rule Error: %s is not a valid function (unknown rule method)%s", method, p.methodHint(method))
+		return false
+	}
+	if p.allowed != nil && !p.allowed[m] {
+		p.fail(line, validate.KindMethodNotAllowed, "Rule Error: %s is not a valid function (the method %q is not permitted here; allowed: %s)", method, method, strings.Join(mapKeys(p.allowed), ", "))
 		return false
 	}
 	return true
@@ -136,11 +179,11 @@ func (p *parser) parseValue(l *txtLine) bool {
 		part = strings.Trim(part, rubySpace)
 		word, val, ok := splitPredicate(part)
 		if !ok {
-			p.fail(l.line, validate.KindTextFile, "Rule Error: Unparseable semicolon predicate %q", part)
+			p.fail(l.line, validate.KindTextFile, "Rule Error: Unparseable semicolon predicate %s", validate.Excerpt(part))
 			return false
 		}
 		if word != "expiration" {
-			p.fail(l.line, validate.KindTextFile, "Rule Error: Invalid semicolon predicate %q (only \"expiration\" is supported)", word)
+			p.fail(l.line, validate.KindTextFile, "Rule Error: Invalid semicolon predicate %s (only \"expiration\" is supported)", validate.Excerpt(word))
 			return false
 		}
 		last = val // a repeated expiration: the last one counts (and is the one checked)
@@ -148,7 +191,7 @@ func (p *parser) parseValue(l *txtLine) bool {
 	if last != "" {
 		d, err := validate.ParseLineDate(last)
 		if err != nil {
-			p.fail(l.line, validate.KindExpirationDate, "Invalid expiration date %q (%v)", last, err)
+			p.fail(l.line, validate.KindExpirationDate, "Invalid expiration date %s (%v)", validate.Excerpt(last), err)
 			return false
 		}
 		l.exp = d
@@ -183,6 +226,10 @@ func (p *parser) parseTxt(data []byte) *definition {
 		p.fail(0, validate.KindTextFile, "invalid byte sequence in UTF-8 (group files must be UTF-8)")
 		return nil
 	}
+	if line, msg := validate.CheckControl(data); line > 0 {
+		p.fail(line, validate.KindTextFile, "%s", msg)
+		return nil
+	}
 	def := &definition{}
 	var lines []*txtLine
 	for n, raw := range strings.Split(string(data), "\n") {
@@ -192,7 +239,7 @@ func (p *parser) parseTxt(data []byte) *definition {
 		}
 		key, op, value, ok := splitTxtLine(s)
 		if !ok {
-			p.fail(n+1, validate.KindTextFile, "Unparseable line %q", s)
+			p.fail(n+1, validate.KindTextFile, "Unparseable line %s", validate.Excerpt(s))
 			continue
 		}
 		switch {
@@ -208,6 +255,7 @@ func (p *parser) parseTxt(data []byte) *definition {
 		lines = append(lines, &txtLine{key: key, op: op, value: value, line: n + 1, raw: s})
 	}
 	if len(p.errs) > 0 {
+		p.salvageRefs(lines)
 		return nil
 	}
 
@@ -225,7 +273,7 @@ func (p *parser) parseTxt(data []byte) *definition {
 			continue
 		}
 		if !p.methods[canonicalMethod(l.key)] {
-			p.fail(l.line, validate.KindMethodNotAllowed, "The method %q is not allowed (unknown rule method)", l.key)
+			p.fail(l.line, validate.KindMethodNotAllowed, "The method %q is not allowed (unknown rule method)%s", l.key, p.methodHint(l.key))
 			continue
 		}
 		ruleLines = append(ruleLines, l)
@@ -254,7 +302,7 @@ func (p *parser) parseTxt(data []byte) *definition {
 			case key == "modifier_expiration":
 				d, err := validate.ParseFileDate(v.value)
 				if err != nil {
-					p.fail(v.line, validate.KindExpirationDate, "Invalid expiration date %q for the whole file (%v)", v.value, err)
+					p.fail(v.line, validate.KindExpirationDate, "Invalid expiration date %s for the whole file (%v)", validate.Excerpt(v.value), err)
 					continue
 				}
 				def.fileExp, def.fileExpLine = d, v.line
@@ -285,6 +333,7 @@ func (p *parser) parseTxt(data []byte) *definition {
 		}
 	}
 	if len(p.errs) > 0 {
+		p.salvageRefs(lines)
 		return nil
 	}
 	if len(aff) == 0 {
@@ -393,7 +442,7 @@ func (p *parser) txtFilter(def *definition, key string, ls []*txtLine) {
 		return
 	}
 	if !p.filters[name] {
-		p.fail(ls[0].line, validate.KindFilter, "the key filter_%s is invalid (no filter %q is configured)", name, name)
+		p.fail(ls[0].line, validate.KindFilter, "the key filter_%s is invalid (no filter %q is configured)%s", name, name, p.filterHint(name))
 		return
 	}
 	var values []filterEntry

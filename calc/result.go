@@ -66,8 +66,10 @@ func newResult(r *Repo) (*Result, error) {
 				} else {
 					// A dummy group is only in the output for inspection: the reference never
 					// filters it, so its broken list cannot fail the run.
-					r.warnings = append(r.warnings, validate.Warning{Path: err.Path, Line: err.Line,
-						Msg: "group left out of the result: " + err.Msg})
+					w := validate.Warning{Path: err.Path, Line: err.Line, Msg: "group left out of the result: " + err.Msg}
+					r.warnings = append(r.warnings, w)
+					// Load has logged its warnings already: this one is found while calculating.
+					r.opt.Logger.Warn(w.String())
 				}
 				fin = nil
 			}
@@ -87,6 +89,11 @@ func newResult(r *Repo) (*Result, error) {
 		}
 		out.Metadata = make(map[string]any, len(g.def.metadata)+1)
 		for _, m := range g.def.metadata {
+			if m.key == "_filename" {
+				// The reference overwrites this internal key with the file path and never
+				// outputs it.
+				continue
+			}
 			out.Metadata[m.key] = jsonSafe(m.value)
 		}
 		if flagged[g] {

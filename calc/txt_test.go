@@ -130,7 +130,19 @@ func TestTxtLines(t *testing.T) {
 		// Ruby's strip and \s are ASCII-only: a no-break space is part of the value.
 		{name: "trailing no-break space is part of the value", body: "username = bob\u00a0\nusername = alice\n", want: []string{"alice"}},
 		{name: "no-break space before a comment is part of the value", body: "username = bob\u00a0# x\nusername = alice\n", want: []string{"alice"}},
-		{name: "NUL at the end of a line is stripped", body: "username = bob\x00\n", want: []string{"bob"}},
+		// The reference strips a trailing NUL; a control character in a group file is refused
+		// instead (issue 10, COMPATIBILITY.md).
+		{name: "NUL at the end of a line is refused", body: "username = bob\x00\n",
+			errs: []errSpec{e(validate.KindTextFile, 1, "control character U+0000")}},
+		{name: "NUL inside a value is refused", body: "description = a\x00b\nusername = bob\n",
+			errs: []errSpec{e(validate.KindTextFile, 1, "control character U+0000")}},
+		{name: "escape character on line 2 is refused", body: "username = bob\nusername = al\x1bice\n",
+			errs: []errSpec{e(validate.KindTextFile, 2, "control character U+001B")}},
+		{name: "C1 control is refused", body: "username = bob\u0085\n",
+			errs: []errSpec{e(validate.KindTextFile, 1, "control character U+0085")}},
+		{name: "lone carriage return is refused", body: "username = b\rob\n",
+			errs: []errSpec{e(validate.KindTextFile, 1, "control character U+000D")}},
+		{name: "CRLF line ends are fine", body: "username = bob\r\nusername = alice\r\n", want: []string{"alice", "bob"}},
 		{name: "description missing falls back to cn", body: "username = bob\n", want: []string{"bob"}, desc: "x"},
 		{name: "comments and blank lines only before rules", body: "# a\n\n   # b\nusername = bob\n", want: []string{"bob"}},
 	})
@@ -185,7 +197,7 @@ func TestTxtSemicolonPredicates(t *testing.T) {
 		{name: "predicate date with blanks", body: "username = bob; expiration = 2099 01 01\n",
 			errs: []errSpec{e(validate.KindTextFile, 1, "Unparseable semicolon predicate")}},
 		{name: "predicate date with a vertical tab", body: "username = bob; expiration = 2099-01-01\v1\n",
-			errs: []errSpec{e(validate.KindTextFile, 1, "Unparseable semicolon predicate")}},
+			errs: []errSpec{e(validate.KindTextFile, 1, "control character U+000B")}},
 		{name: "trailing field of a no-break space is not empty", body: "username = bob;\u00a0\n",
 			errs: []errSpec{e(validate.KindTextFile, 1, "Unparseable semicolon predicate")}},
 		{name: "predicate on a filter line is checked too", body: "username = bob\ncontractors = all; foo = bar\n",

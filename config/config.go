@@ -9,10 +9,14 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"regexp"
 	"slices"
+	"strconv"
 	"strings"
 
+	"github.com/entitlements-go/entitlements/internal/dn"
 	"github.com/entitlements-go/entitlements/internal/erb"
+	"github.com/entitlements-go/entitlements/internal/safefile"
 	"github.com/entitlements-go/entitlements/internal/yaml11"
 	"github.com/entitlements-go/entitlements/validate"
 )
@@ -47,6 +51,8 @@ type Options struct {
 	FilterClasses []string
 	// BaseDir is the directory error paths are shown relative to. Default: the working directory.
 	BaseDir string
+	// MaxFileSize caps the config file's size in bytes. Default 0: 64 MiB; negative: no cap.
+	MaxFileSize int64
 }
 
 // Config is a loaded, validated configuration.
@@ -64,13 +70,14 @@ type Config struct {
 	Filters []*Filter
 	// Orgchart is set when the orgchart extra is configured.
 	Orgchart *Orgchart
-	// LDAPGroup is set when the ldap_group extra is configured (its raw connection settings).
+	// LDAPGroup is set when the ldap_group extra is configured (its raw connection settings;
+	// outside this module use LDAPGroupSettings).
 	LDAPGroup *yaml11.Node
 	// MaxParallelism from the config (default 1; the Go engine uses it as a hint only).
 	MaxParallelism int
 	// IgnoreExpirations (accepted here as an extension, Q-09).
 	IgnoreExpirations bool
-	// Auditors as configured (raw maps).
+	// Auditors as configured (raw maps; outside this module use AuditorSettings).
 	Auditors []*yaml11.Node
 
 	baseDir string
@@ -92,6 +99,7 @@ type OU struct {
 	AllowedMethods []string
 	AllowedTypes   []string
 	// Settings is the merged OU map (type removed) for providers to read their own keys.
+	// Outside this module use Setting, SettingString or SettingsMap.
 	Settings *yaml11.Node
 	// Order is the position in the config file, used to break sort ties deterministically.
 	Order int
@@ -109,8 +117,9 @@ type Filter struct {
 	Group, LDAPGroup string
 	// ExcludedPaths / IncludedPaths are substring matches on the group file's full path.
 	ExcludedPaths, IncludedPaths []string
-	Config                       *yaml11.Node
-	Line                         int
+	// Config is the raw `config:` map (outside this module use ConfigMap).
+	Config *yaml11.Node
+	Line   int
 }
 
 // Orgchart is the orgchart extra.
@@ -125,8 +134,9 @@ type Orgchart struct {
 // PeopleSource is one entry of `people:`.
 type PeopleSource struct {
 	Name, Type string
-	Config     *yaml11.Node
-	Line       int
+	// Config is the raw `config:` map (outside this module use ConfigMap).
+	Config *yaml11.Node
+	Line   int
 }
 
 // OU returns the OU with that key, or nil.
@@ -139,6 +149,11 @@ func (c *Config) Rel(p string) string { return RelPath(c.baseDir, p) }
 func RelPath(base, p string) string {
 	if base == "" {
 		return p
+	}
+	if !filepath.IsAbs(base) {
+		if abs, err := filepath.Abs(base); err == nil {
+			base = abs
+		}
 	}
 	r, err := filepath.Rel(base, p)
 	if err != nil || r == ".." || strings.HasPrefix(r, "../") {
@@ -177,10 +192,10 @@ func Load(path string, opt Options) (*Config, []validate.Warning, error) {
 		base, _ = os.Getwd()
 	}
 	rel := RelPath(base, abs)
-	data, err := os.ReadFile(abs)
+	data, err := safefile.Read(abs, safefile.Options{MaxSize: opt.MaxFileSize})
 	if err != nil {
 		return nil, nil, &validate.Error{Path: rel, Kind: validate.KindConfig,
-			Msg: "cannot read configuration file: " + err.Error(), Err: err}
+			Msg: "cannot read configuration file: " + safefile.Reason(err), Err: err}
 	}
 	return Parse(abs, data, opt)
 }
@@ -195,30 +210,33 @@ func Parse(path string, data []byte, opt Options) (*Config, []validate.Warning, 
 	cfg := &Config{File: path, Dir: filepath.Dir(path), MaxParallelism: 1, baseDir: base,
 		byKey: map[string]*OU{}, People: map[string]*PeopleSource{}}
 	l.cfg = cfg
-	rendered, ws, err := erb.Render(data, erb.Options{Getenv: opt.Getenv})
+	// Substituted values are put back after parsing, so that none is ever read as YAML syntax.
+	rd, ws, err := erb.RenderDeferred(data, erb.Options{Getenv: opt.Getenv})
 	for _, w := range ws {
 		l.c.Warn(l.rel, w.Line, "%s", w.Msg)
 	}
 	if err != nil {
-		line := 0
+		line, msg := 0, err.Error()
 		if e, ok := err.(*erb.Error); ok {
-			line = e.Line
+			line, msg = e.Line, e.Msg // the line goes in front, once
 		}
-		l.c.Add(l.rel, line, validate.KindConfig, "%v", err)
+		l.c.Add(l.rel, line, validate.KindConfig, "%s", msg)
 		return nil, l.c.Warnings(), l.c.Err()
 	}
-	root, yws, err := yaml11.Parse(rendered, yaml11.Options{})
+	root, yws, err := yaml11.Parse(rd.Text, yaml11.Options{})
+	hide := regexp.MustCompile(regexp.QuoteMeta(rd.Token) + `[0-9]+_`)
 	for _, w := range yws {
-		l.c.Warn(l.rel, w.Line, "%s", w.Msg)
+		l.c.Warn(l.rel, w.Line, "%s", hide.ReplaceAllString(w.Msg, envValue))
 	}
 	if err != nil {
-		line := 0
+		line, msg := 0, err.Error()
 		if e, ok := err.(*yaml11.Error); ok {
-			line = e.Line
+			line, msg = e.Line, e.Msg
 		}
-		l.c.Add(l.rel, line, validate.KindConfig, "invalid YAML: %v", err)
+		l.c.Add(l.rel, line, validate.KindConfig, "invalid YAML: %s", hide.ReplaceAllString(msg, envValue))
 		return nil, l.c.Warnings(), l.c.Err()
 	}
+	root.Substitute(rd.Expand)
 	l.top(root)
 	if err := l.c.Err(); err != nil {
 		return nil, l.c.Warnings(), err
@@ -232,6 +250,29 @@ type loader struct {
 	cfg   *Config
 	rel   string
 	c     validate.Collector
+}
+
+// envValue stands for a substituted value in messages.
+const envValue = "(value from the environment)"
+
+// show renders a config value for a message: a short excerpt, never a substituted value or
+// the value of a secret key.
+func show(n *yaml11.Node) string {
+	switch {
+	case n == nil:
+		return "nil"
+	case n.Substituted:
+		return envValue
+	}
+	return validate.Excerpt(n.Text())
+}
+
+// plain is show without quotes, for names the reference prints bare.
+func plain(n *yaml11.Node) string {
+	if n != nil && n.Substituted {
+		return envValue
+	}
+	return validate.ExcerptRaw(n.Text())
 }
 
 func (l *loader) errf(line int, format string, args ...any) {
@@ -283,7 +324,7 @@ func (l *loader) top(root *yaml11.Node) {
 	var unknown []string
 	for _, k := range root.Keys {
 		if !slices.ContainsFunc(topKeys, func(t topKey) bool { return t.name == k.Text() }) {
-			unknown = append(unknown, k.Text())
+			unknown = append(unknown, plain(k))
 		}
 	}
 	if len(unknown) > 0 {
@@ -302,7 +343,7 @@ func (l *loader) top(root *yaml11.Node) {
 	}
 	if v := root.Get("max_parallelism"); v != nil && v.Kind == yaml11.Int {
 		if v.Int < 1 {
-			l.errf(v.Line, "max_parallelism must be at least 1, not %d", v.Int)
+			l.errf(v.Line, "max_parallelism must be at least 1, not %s", show(v))
 		}
 		cfg.MaxParallelism = int(v.Int)
 	}
@@ -327,7 +368,7 @@ func (l *loader) auditors(v *yaml11.Node) {
 		// Auditors only matter when changes are applied; entitlements-go does not run them.
 		class := "(no auditor_class)"
 		if c := a.Get("auditor_class"); c != nil && c.IsString() && c.Str != "" {
-			class = c.Str
+			class = show(c)
 		}
 		l.c.Warn(l.rel, a.Line, "auditor %s is not run by entitlements-go (auditors are Ruby plugins); use the plan/apply report or the predictive state instead", class)
 		l.cfg.Auditors = append(l.cfg.Auditors, a)
@@ -348,13 +389,13 @@ func (l *loader) people(p, sel *yaml11.Node) {
 		}
 		t := v.Get("type")
 		if t == nil || !t.IsString() {
-			l.errf(v.Line, "'type' is undefined in: %s", v.Inspect())
+			l.errf(v.Line, "'type' is undefined in: %s", validate.ExcerptRaw(v.Inspect()))
 			continue
 		}
 		switch t.Str {
 		case "yaml", "ldap", "combined", "dummy":
 		default:
-			l.errf(t.Line, "'type' %q is invalid!", t.Str)
+			l.errf(t.Line, "'type' %s is invalid!", show(t))
 			continue
 		}
 		cfgNode := v.Get("config")
@@ -370,7 +411,7 @@ func (l *loader) people(p, sel *yaml11.Node) {
 	}
 	if _, ok := l.cfg.People[sel.Str]; !ok {
 		if p.Get(sel.Str) == nil {
-			l.errf(sel.Line, "The people_data_source %q is invalid!", sel.Str)
+			l.errf(sel.Line, "The people_data_source %s is invalid!", show(sel))
 		}
 		return
 	}
@@ -389,7 +430,7 @@ func (l *loader) extras(v *yaml11.Node) {
 			continue
 		}
 		if p := e.Get("path"); p != nil {
-			l.errf(p.Line, "extra %q: custom extras written in Ruby (path: %s) cannot be loaded; implement it in Go and register it through the library API", name, p.Text())
+			l.errf(p.Line, "extra %q: custom extras written in Ruby (path: %s) cannot be loaded; implement it in Go and register it through the library API", name, show(p))
 			continue
 		}
 		switch name {
@@ -410,12 +451,16 @@ func (l *loader) extras(v *yaml11.Node) {
 			}
 			oc.ManagerMapFile = p
 			if _, err := os.Stat(p); err != nil {
-				oc.Err = fmt.Sprintf("The `manager_map_file` %s does not exist!", f.Str)
+				name := f.Str
+				if f.Substituted {
+					name = envValue
+				}
+				oc.Err = fmt.Sprintf("The `manager_map_file` %s does not exist!", name)
 			}
 		case "ldap_group":
 			l.cfg.LDAPGroup = e
 		default:
-			l.errf(k.Line, "Error loading %s: there is no built-in extra named %q (known: ldap_group, orgchart)", name, name)
+			l.errf(k.Line, "Error loading %s: there is no built-in extra named %s (known: ldap_group, orgchart)", plain(k), show(k))
 		}
 	}
 }
@@ -439,7 +484,7 @@ func (l *loader) groups(g, backends *yaml11.Node) {
 			preset, ok := presets[b.Text()]
 			switch {
 			case !ok:
-				l.errf(b.Line, "Entitlements configuration group %q references non-existing backend %q!", key, b.Text())
+				l.errf(b.Line, "Entitlements configuration group %q references non-existing backend %s!", key, show(b))
 				continue
 			case preset.Kind != yaml11.Map:
 				l.errf(preset.Line, "Entitlements backend %q must be a map, not %s", b.Text(), preset.RubyClass())
@@ -461,6 +506,7 @@ func (l *loader) groups(g, backends *yaml11.Node) {
 	for _, ou := range l.cfg.OUs {
 		l.checkMirror(ou)
 	}
+	l.overlaps()
 	for _, ou := range l.cfg.OUs {
 		if ou.Type != "member_of" {
 			continue
@@ -468,10 +514,84 @@ func (l *loader) groups(g, backends *yaml11.Node) {
 		for _, it := range ou.Settings.Get("ou").Items {
 			if l.cfg.byKey[it.Text()] == nil {
 				// The reference only fails when none of the listed OUs exists (at plan time).
-				l.c.Warn(l.rel, it.Line, "Group %q: member_of OU %q is not configured; it is ignored", ou.Key, it.Text())
+				l.c.Warn(l.rel, it.Line, "Group %q: member_of OU %s is not configured; it is ignored", ou.Key, show(it))
 			}
 		}
 	}
+}
+
+// overlaps rejects two OUs that would manage the same things: each run of one would delete or
+// rewrite what the other wrote, and the config would flap forever.
+func (l *loader) overlaps() {
+	ous := l.cfg.OUs
+	for j, b := range ous {
+		for _, a := range ous[:j] {
+			if a.Type != b.Type {
+				continue
+			}
+			if why := overlap(a, b); why != "" {
+				l.errf(b.Line, "groups %q and %q overlap: %s; each run would undo the other's changes", a.Key, b.Key, why)
+			}
+		}
+	}
+}
+
+func setting(ou *OU, key string) *yaml11.Node { return ou.Settings.Get(key) }
+
+func settingText(ou *OU, key string) (string, bool) {
+	v := setting(ou, key)
+	if v == nil || v.Kind == yaml11.Null {
+		return "", false
+	}
+	return v.Text(), true
+}
+
+func settingTrue(ou *OU, key string) bool {
+	v := setting(ou, key)
+	return v != nil && v.Kind == yaml11.Bool && v.Bool
+}
+
+// sameServer compares a connection setting of two OUs. An unset value is def; with no
+// default, unset counts as the same as anything (it comes from elsewhere).
+func sameServer(a, b *OU, key, def string) bool {
+	x, okA := settingText(a, key)
+	y, okB := settingText(b, key)
+	if def != "" {
+		x, y, okA, okB = cmp.Or(x, def), cmp.Or(y, def), true, true
+	}
+	return !okA || !okB || strings.EqualFold(strings.TrimRight(strings.TrimSpace(x), "/"), strings.TrimRight(strings.TrimSpace(y), "/"))
+}
+
+func overlap(a, b *OU) string {
+	switch a.Type {
+	case "ldap":
+		if a.Base != "" && dn.Normalize(a.Base) == dn.Normalize(b.Base) && sameServer(a, b, "ldap_uri", "") {
+			return fmt.Sprintf("both manage the LDAP base %s", b.Base)
+		}
+	case "member_of":
+		x, _ := settingText(a, "memberof_attribute")
+		y, _ := settingText(b, "memberof_attribute")
+		if x != "" && strings.EqualFold(x, y) && sameServer(a, b, "ldap_uri", "") {
+			return fmt.Sprintf("both manage the person attribute %s", y)
+		}
+	case "github_team":
+		x, _ := settingText(a, "org")
+		y, _ := settingText(b, "org")
+		if x != "" && strings.EqualFold(x, y) && sameServer(a, b, "addr", "https://api.github.com") &&
+			(settingTrue(a, "delete_teams") || settingTrue(b, "delete_teams")) {
+			return fmt.Sprintf("both manage the teams of GitHub org %s and delete_teams makes one of them delete every team without a file of its own", y)
+		}
+	case "aad":
+		if !settingTrue(a, "delete_groups") && !settingTrue(b, "delete_groups") || !sameServer(a, b, "tenant_id", "") {
+			return ""
+		}
+		x, okA := settingText(a, "managed_prefix")
+		y, okB := settingText(b, "managed_prefix")
+		if okA && okB && (strings.HasPrefix(strings.ToLower(x), strings.ToLower(y)) || strings.HasPrefix(strings.ToLower(y), strings.ToLower(x))) {
+			return fmt.Sprintf("delete_groups deletes the unclaimed groups under managed_prefix, and the prefixes %q and %q overlap", x, y)
+		}
+	}
+	return ""
 }
 
 // mergeMaps returns preset ∪ entry where entry wins; drop names a key removed from the result.
@@ -502,10 +622,17 @@ func (l *loader) ou(key string, m *yaml11.Node, line int) *OU {
 	}
 	spec, ok := l.types[t.Str]
 	if !ok {
-		l.errf(t.Line, "Entitlements configuration group %q has invalid type (%q)", key, t.Str)
+		l.errf(t.Line, "Entitlements configuration group %q has invalid type (%s)", key, show(t))
 		return nil
 	}
 	ou := &OU{Key: key, Type: t.Str, Spec: spec, Line: line, Settings: mergeMaps(&yaml11.Node{Kind: yaml11.Map}, m, "type")}
+	for i, k := range m.Keys {
+		// A substituted secret is text as given, even when it reads as a number.
+		if v := m.Values[i]; v.Substituted && (v.Kind == yaml11.Bool || v.Kind == yaml11.Int) &&
+			(slices.Contains(spec.Secrets, k.Text()) || yaml11.SecretKey(k.Text())) {
+			v.Kind = yaml11.String
+		}
+	}
 	bad := false
 	if !spec.AnyKeys {
 		for _, r := range spec.Required {
@@ -614,7 +741,11 @@ func (l *loader) ou(key string, m *yaml11.Node, line int) *OU {
 	}
 	if spec.Enumerates && ou.Mirror == "" {
 		if st, err := os.Stat(ou.Dir); err != nil || !st.IsDir() {
-			l.errf(line, "Non-existing directory %q for group %q!", l.cfg.Rel(ou.Dir), key)
+			dir := strconv.Quote(l.cfg.Rel(ou.Dir))
+			if d := m.Get("dir"); d != nil && d.Substituted {
+				dir = envValue
+			}
+			l.errf(line, "Non-existing directory %s for group %q!", dir, key)
 			return nil
 		}
 	}
@@ -639,7 +770,7 @@ func (l *loader) plugin(key string, p *yaml11.Node) bool {
 	case "GroupOfNames", "PosixGroup", "Dummy":
 		return true
 	}
-	l.errf(c.Line, "Group %q: LDAP plugin class %q is Ruby code and cannot be loaded (built-in: GroupOfNames, PosixGroup, Dummy)", key, c.Text())
+	l.errf(c.Line, "Group %q: LDAP plugin class %s is Ruby code and cannot be loaded (built-in: GroupOfNames, PosixGroup, Dummy)", key, show(c))
 	return false
 }
 
@@ -651,11 +782,12 @@ func (l *loader) checkMirror(ou *OU) {
 		l.errf(ou.Line, "%q is declared as a mirror OU but source %q exists!", ou.Key, l.cfg.Rel(ou.Dir))
 	}
 	src := l.cfg.byKey[ou.Mirror]
+	target := show(ou.Settings.Get("mirror"))
 	switch {
 	case src == nil:
-		l.errf(ou.Line, "%q is declared as a mirror to a non-existing target %q!", ou.Key, ou.Mirror)
+		l.errf(ou.Line, "%q is declared as a mirror to a non-existing target %s!", ou.Key, target)
 	case src.Mirror != "":
-		l.errf(ou.Line, "%q is declared as a mirror to a mirror target %q!", ou.Key, ou.Mirror)
+		l.errf(ou.Line, "%q is declared as a mirror to a mirror target %s!", ou.Key, target)
 	case !src.Spec.Enumerates:
 		// The reference can only mirror an OU whose groups it enumerated (read_all).
 		l.errf(ou.Line, "%q is declared as a mirror of %q, whose %s backend does not enumerate its groups", ou.Key, ou.Mirror, src.Type)
@@ -692,7 +824,7 @@ func (l *loader) filters(v *yaml11.Node) {
 		} else if slices.Contains(l.opt.FilterClasses, c.Str) {
 			flt.Class = c.Str
 		} else {
-			l.errf(c.Line, "filter %q: unknown filter class %q (built-in: Entitlements::Data::Groups::Calculated::Filters::MemberOfGroup, Entitlements::Extras::LDAPGroup::Filters::MemberOfLDAPGroup)", name, c.Str)
+			l.errf(c.Line, "filter %q: unknown filter class %s (built-in: Entitlements::Data::Groups::Calculated::Filters::MemberOfGroup, Entitlements::Extras::LDAPGroup::Filters::MemberOfLDAPGroup)", name, show(c))
 			continue
 		}
 		conf := f.Get("config")

@@ -8,6 +8,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/entitlements-go/entitlements/internal/skipnote"
 	"github.com/entitlements-go/entitlements/validate"
 )
 
@@ -144,7 +145,7 @@ func corpusDir() string {
 func TestCorpusConfigs(t *testing.T) {
 	root := corpusDir()
 	if root == "" {
-		t.Skip("conformance corpus not present")
+		skipnote.Skip(t, "conformance corpus not found; set ENTITLEMENTS_CONFORMANCE_DIR to run it (see README, Conformance)")
 	}
 	matches, _ := filepath.Glob(filepath.Join(root, "*", "config.yaml"))
 	if len(matches) == 0 {

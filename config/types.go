@@ -43,7 +43,7 @@ func DefaultTypes() []TypeSpec {
 			Secrets:  []string{"ldap_bindpw", "ldap_binddn"}},
 		{Name: "github_org", Priority: 30, Enumerates: true,
 			Required: []string{"org", "token", "base"},
-			Optional: []string{"addr", "graphql_url", "ignore_not_found", "features", "ignore"},
+			Optional: []string{"addr", "graphql_url", "ignore_not_found", "features", "ignore", "min_admins"},
 			Secrets:  []string{"token"}},
 		{Name: "github_team", Priority: 40, Enumerates: true,
 			Required: []string{"org", "token", "base"},

@@ -36,6 +36,8 @@ type Options struct {
 	ReadConcurrency int
 	// Logger receives one line per write. Default: discard.
 	Logger *slog.Logger
+	// Progress, when set, is told when each target's read starts and ends (see Progress).
+	Progress func(Progress)
 }
 
 func (o Options) withDefaults() Options {
@@ -151,8 +153,10 @@ func Build(ctx context.Context, res *calc.Result, cfg *config.Config, opt Option
 			defer wg.Done()
 			defer func() { <-sem }()
 			start := time.Now()
+			opt.progress(Progress{OU: tp.OU, Type: tp.Type, Desired: len(byOU[tp.OU])})
 			tp.Err = planGroups(ctx, tp, byOU[tp.OU], opt)
 			tp.ReadTime = time.Since(start)
+			opt.progress(tp.progress(len(byOU[tp.OU]), tp.ReadTime))
 		}()
 	}
 	wg.Wait()
@@ -174,14 +178,57 @@ func Build(ctx context.Context, res *calc.Result, cfg *config.Config, opt Option
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
+	if !opt.Force {
+		globalGuard(plan, res, opt.Guard)
+	}
 	return plan, nil
+}
+
+// Refused reports whether err is a refusal of the removal guard (the target's changes are
+// planned but not applied).
+func Refused(err error) bool {
+	var ge *providers.GuardError
+	return errors.As(err, &ge)
+}
+
+// globalGuard checks the removals of the whole run (every target that could be read, refused
+// ones included: they are part of what the inputs say) and refuses every target that removes
+// anything when together they remove too much. Small targets that each stay under the
+// per-target minimum can still lose everyone together (an empty people source).
+func globalGuard(plan *Plan, res *calc.Result, g *providers.Guard) {
+	var parts []providers.TargetRemovals
+	removes := map[*TargetPlan]bool{}
+	for _, tp := range plan.Targets {
+		var removed, total int
+		switch {
+		case tp.Type == "member_of" && tp.provider != nil && (tp.Err == nil || Refused(tp.Err)):
+			removed, total = providers.PeopleRemovals(tp.Changes), currentValues(res, tp.target.OU)
+		case tp.state != nil:
+			removed, total = providers.Removals(tp.state, tp.Changes)
+		default:
+			continue
+		}
+		removes[tp] = removed > 0
+		parts = append(parts, providers.TargetRemovals{OU: tp.OU, Removed: removed, Total: total})
+	}
+	ge := g.CheckTotal(parts)
+	if ge == nil {
+		return
+	}
+	for _, tp := range plan.Targets {
+		if tp.Err == nil && removes[tp] {
+			e := *ge
+			e.OU = tp.OU
+			tp.Err = &e
+		}
+	}
 }
 
 func planGroups(ctx context.Context, tp *TargetPlan, groups []*calc.Group, opt Options) error {
 	desired := make([]*providers.Group, 0, len(groups))
 	var bad []string
 	for _, g := range groups {
-		d := &providers.Group{DN: g.DN, CN: g.CN, Description: g.Description, Members: g.Members, Metadata: g.Metadata}
+		d := &providers.Group{DN: g.DN, CN: g.CN, Description: g.Description, Members: g.Members, Metadata: g.Metadata, File: g.File}
 		if ds, ok := tp.provider.(providers.Desirer); ok {
 			if err := ds.Desire(tp.target, d); err != nil {
 				bad = append(bad, err.Error())

@@ -3,11 +3,12 @@ package people
 import (
 	"errors"
 	"fmt"
-	"os"
 	"strings"
 
 	"github.com/RoaringBitmap/roaring/v2"
+	"github.com/entitlements-go/entitlements/internal/safefile"
 	"github.com/entitlements-go/entitlements/internal/yaml11"
+	"github.com/entitlements-go/entitlements/validate"
 )
 
 // Org-chart errors that rules report; callers branch on them with errors.Is.
@@ -34,8 +35,12 @@ type Orgchart struct {
 }
 
 // LoadManagerMap reads a manager map file: lower-case uid → {manager: uid, ...}.
-func LoadManagerMap(path string) (map[string]string, error) {
-	data, err := os.ReadFile(path)
+func LoadManagerMap(path string) (map[string]string, error) { return LoadManagerMapFile(path, 0) }
+
+// LoadManagerMapFile is LoadManagerMap with a size cap in bytes (0: the default of 64 MiB;
+// negative: none). Only a regular file is read.
+func LoadManagerMapFile(path string, maxSize int64) (map[string]string, error) {
+	data, err := safefile.Read(path, safefile.Options{MaxSize: maxSize})
 	if err != nil {
 		return nil, fmt.Errorf("manager map: %w", err)
 	}
@@ -96,10 +101,10 @@ func (o *Orgchart) manager(value string) (uint32, error) {
 	}
 	id, ok := o.dir.Lookup(value)
 	if !ok {
-		return 0, fmt.Errorf("Manager %s does not exist!: %w", value, ErrUnknownManager)
+		return 0, fmt.Errorf("Manager %s does not exist!: %w", validate.ExcerptRaw(value), ErrUnknownManager)
 	}
 	if len(o.directs[strings.ToLower(o.dir.UID(id))]) == 0 {
-		return 0, fmt.Errorf("Manager %s has no reports!: %w", value, ErrNoReports)
+		return 0, fmt.Errorf("Manager %s has no reports!: %w", validate.ExcerptRaw(value), ErrNoReports)
 	}
 	return id, nil
 }

@@ -6,11 +6,12 @@ package people
 
 import (
 	"fmt"
-	"os"
 	"slices"
 	"strings"
 
+	"github.com/entitlements-go/entitlements/internal/safefile"
 	"github.com/entitlements-go/entitlements/internal/yaml11"
+	"github.com/entitlements-go/entitlements/validate"
 )
 
 // Person is one entry of a people source. UID keeps the source's spelling; lookups are
@@ -84,8 +85,12 @@ func (d *Directory) UIDs() []string {
 
 // LoadYAML reads a YAML people file: a map uid → attribute map. Attribute values may be any
 // scalar, list or map (as the reference accepts in production); null values are dropped.
-func LoadYAML(path string) ([]Person, error) {
-	data, err := os.ReadFile(path)
+func LoadYAML(path string) ([]Person, error) { return LoadYAMLFile(path, 0) }
+
+// LoadYAMLFile is LoadYAML with a size cap in bytes (0: the default of 64 MiB; negative:
+// none). Only a regular file is read.
+func LoadYAMLFile(path string, maxSize int64) ([]Person, error) {
+	data, err := safefile.Read(path, safefile.Options{MaxSize: maxSize})
 	if err != nil {
 		return nil, fmt.Errorf("people file: %w", err)
 	}
@@ -104,6 +109,9 @@ func (e *LineError) Error() string { return fmt.Sprintf("line %d: %s", e.Line, e
 func ParseYAML(data []byte) ([]Person, error) {
 	root, _, err := yaml11.Parse(data, yaml11.Options{AllowDates: true})
 	if err != nil {
+		if e, ok := err.(*yaml11.Error); ok && e.Line > 0 {
+			return nil, &LineError{e.Line, "invalid YAML: " + e.Msg}
+		}
 		return nil, err
 	}
 	if root.Kind == yaml11.Null {
@@ -116,10 +124,10 @@ func ParseYAML(data []byte) ([]Person, error) {
 	for i, k := range root.Keys {
 		v := root.Values[i]
 		if k.Kind != yaml11.String {
-			return nil, &LineError{k.Line, fmt.Sprintf("uid %s is a %s, not a string (quote it)", k.Inspect(), k.RubyClass())}
+			return nil, &LineError{k.Line, fmt.Sprintf("uid %s is a %s, not a string (quote it)", validate.ExcerptRaw(k.Inspect()), k.RubyClass())}
 		}
 		if v.Kind != yaml11.Map {
-			return nil, &LineError{v.Line, fmt.Sprintf("person %q must have a map of attributes, not %s", k.Str, v.RubyClass())}
+			return nil, &LineError{v.Line, fmt.Sprintf("person %s must have a map of attributes, not %s", validate.Excerpt(k.Str), v.RubyClass())}
 		}
 		attrs := make(map[string]any, len(v.Keys))
 		for j, ak := range v.Keys {
@@ -127,9 +135,30 @@ func ParseYAML(data []byte) ([]Person, error) {
 			if av.Kind == yaml11.Null {
 				continue
 			}
+			if mixedList(av) {
+				// The reference sorts attribute lists and fails on the comparison.
+				return nil, &LineError{av.Line, fmt.Sprintf("attribute %s of person %s mixes strings and numbers (quote the numbers)", validate.Excerpt(ak.Text()), validate.Excerpt(k.Str))}
+			}
 			attrs[ak.Text()] = av.Interface()
 		}
 		out = append(out, Person{UID: k.Str, Attrs: attrs})
 	}
 	return out, nil
+}
+
+// mixedList reports a list holding both strings and numbers.
+func mixedList(n *yaml11.Node) bool {
+	if n.Kind != yaml11.Seq {
+		return false
+	}
+	var str, num bool
+	for _, it := range n.Items {
+		switch it.Kind {
+		case yaml11.String:
+			str = true
+		case yaml11.Int, yaml11.Float:
+			num = true
+		}
+	}
+	return str && num
 }

@@ -22,17 +22,40 @@ type Guard struct {
 	// remove (when that is at least MinRemovals): wiping one big group is as harmful as a
 	// target-wide removal, even when the target as a whole is large. Negative or ≥ 1: no limit.
 	MaxGroupRemovalShare float64
+	// MaxTotalRemovalShare is the largest share of all current memberships, counted over every
+	// target of the run (group memberships and member_of values), that one run may remove
+	// (when that is at least MinRemovals): six small targets that each stay under
+	// MinRemovals can still lose everyone together. 0: the same as MaxRemovalShare (so a
+	// Guard written before this field existed keeps a sensible limit); negative or ≥ 1: no
+	// limit.
+	MaxTotalRemovalShare float64
 }
 
-// DefaultGuard: refuse removing more than 25% of a target's memberships or more than 50% of
-// one group's members (when that is at least 10 memberships), or deleting more than 10 groups.
+// GuardLimit names the limit that refused a plan.
+type GuardLimit string
+
+// The limits of a Guard.
+const (
+	LimitShare   GuardLimit = "share"   // MaxRemovalShare of a target
+	LimitDeleted GuardLimit = "deleted" // MaxDeletedGroups
+	LimitGroup   GuardLimit = "group"   // MaxGroupRemovalShare
+	LimitTotal   GuardLimit = "total"   // MaxTotalRemovalShare, over every target
+)
+
+// DefaultGuard: refuse removing more than 25% of a target's memberships, more than 25% of all
+// memberships of the run, or more than 50% of one group's members (when that is at least 10
+// memberships), or deleting more than 10 groups.
 func DefaultGuard() Guard {
 	return Guard{MaxRemovalShare: 0.25, MinRemovals: 10, MaxDeletedGroups: 10, MaxGroupRemovalShare: 0.5}
 }
 
-// GuardError is a refused plan. Worst lists the groups that lose the most members.
+// GuardError is a refused plan. Worst lists the groups that lose the most members (for
+// LimitTotal: the targets that remove the most). The target's changes are still planned, so
+// that an operator can judge them; none is applied.
 type GuardError struct {
-	OU                  string
+	OU string
+	// Limit is the limit that refused the plan.
+	Limit               GuardLimit
 	Removed, Total      int
 	Deleted, MaxDeleted int
 	Share, MaxShare     float64
@@ -45,15 +68,18 @@ type GuardError struct {
 
 func (e *GuardError) Error() string {
 	var why string
-	if e.Group != "" {
+	switch e.Limit {
+	case LimitGroup:
 		why = fmt.Sprintf("it removes %d of the %d members of %s (limit %.0f%% of a group)", e.GroupRemoved, e.GroupTotal, e.Group, e.MaxGroupShare*100)
-	} else if e.MaxDeleted >= 0 && e.Deleted > e.MaxDeleted {
+	case LimitDeleted:
 		why = fmt.Sprintf("it deletes %d groups (limit %d)", e.Deleted, e.MaxDeleted)
-	} else {
+	case LimitTotal:
+		return fmt.Sprintf("removal guard refused the plan for %s: the run removes %d of %d memberships across all targets (%.0f%%, limit %.0f%%); most: %s",
+			e.OU, e.Removed, e.Total, e.Share*100, e.MaxShare*100, strings.Join(e.Worst, ", "))
+	default:
 		why = fmt.Sprintf("it removes %d of %d memberships (%.0f%%, limit %.0f%%)", e.Removed, e.Total, e.Share*100, e.MaxShare*100)
 	}
-	return fmt.Sprintf("removal guard refused the plan for %s: %s; worst: %s (override with --max-removal-share/--max-deleted-groups or --force)",
-		e.OU, why, strings.Join(e.Worst, ", "))
+	return fmt.Sprintf("removal guard refused the plan for %s: %s; worst: %s", e.OU, why, strings.Join(e.Worst, ", "))
 }
 
 // Check inspects the changes of one target against its current state.
@@ -110,9 +136,13 @@ func (g Guard) Check(ou string, current *State, changes []*Change) error {
 		}
 		worst = append(worst, fmt.Sprintf("%s -%d", l.dn, l.n))
 	}
-	ge := &GuardError{OU: ou, Removed: removed, Total: total, Deleted: deleted, MaxDeleted: g.MaxDeletedGroups,
+	ge := &GuardError{OU: ou, Limit: LimitShare, Removed: removed, Total: total, Deleted: deleted, MaxDeleted: g.MaxDeletedGroups,
 		Share: share, MaxShare: g.MaxRemovalShare, Worst: worst}
+	if tooMany {
+		ge.Limit = LimitDeleted
+	}
 	if !tooMany && !tooMuch {
+		ge.Limit = LimitGroup
 		ge.Group = wiped.DN
 		ge.GroupRemoved, ge.GroupTotal, ge.MaxGroupShare = len(wiped.Remove), len(wiped.Current.Members), g.MaxGroupRemovalShare
 	}
@@ -161,6 +191,78 @@ func (g Guard) CheckPeople(ou string, totalValues int, changes []*Change) error 
 		}
 		worst = append(worst, fmt.Sprintf("%s -%d", l.who, l.n))
 	}
-	return &GuardError{OU: ou, Removed: removed, Total: totalValues, Share: share, MaxShare: g.MaxRemovalShare,
+	return &GuardError{OU: ou, Limit: LimitShare, Removed: removed, Total: totalValues, Share: share, MaxShare: g.MaxRemovalShare,
+		MaxDeleted: -1, Worst: worst}
+}
+
+// Removals counts the memberships that changes remove from a target and the memberships the
+// target holds now (the global guard's numerator and denominator).
+func Removals(current *State, changes []*Change) (removed, total int) {
+	if current != nil {
+		for _, cg := range current.Groups {
+			total += len(cg.Members)
+		}
+	}
+	for _, c := range changes {
+		if c.Kind == DeleteGroup || c.Kind == UpdateGroup {
+			removed += len(c.Remove)
+		}
+	}
+	return removed, total
+}
+
+// PeopleRemovals counts the person-attribute values (member_of) that changes remove.
+func PeopleRemovals(changes []*Change) int {
+	removed := 0
+	for _, c := range changes {
+		keep := make(map[string]bool, len(c.Values))
+		for _, v := range c.Values {
+			keep[normalizeDN(v)] = true
+		}
+		for _, v := range c.OldValues {
+			if !keep[normalizeDN(v)] {
+				removed++
+			}
+		}
+	}
+	return removed
+}
+
+// TargetRemovals is one target's part of a run, for CheckTotal.
+type TargetRemovals struct {
+	OU             string
+	Removed, Total int
+}
+
+// CheckTotal is the global guard: it refuses a run whose targets together remove more than
+// MaxTotalRemovalShare of all their current memberships (when that is at least MinRemovals).
+// It returns the error to set on every target that removes anything, or nil.
+func (g Guard) CheckTotal(targets []TargetRemovals) *GuardError {
+	max := g.MaxTotalRemovalShare
+	if max == 0 {
+		max = g.MaxRemovalShare
+	}
+	removed, total := 0, 0
+	for _, t := range targets {
+		removed += t.Removed
+		total += t.Total
+	}
+	share := 0.0
+	if total > 0 {
+		share = float64(removed) / float64(total)
+	}
+	if !limited(max) || removed == 0 || removed < g.MinRemovals || share <= max {
+		return nil
+	}
+	sorted := slices.Clone(targets)
+	slices.SortStableFunc(sorted, func(a, b TargetRemovals) int { return b.Removed - a.Removed })
+	var worst []string
+	for _, t := range sorted {
+		if len(worst) == 5 || t.Removed == 0 {
+			break
+		}
+		worst = append(worst, fmt.Sprintf("%s -%d", t.OU, t.Removed))
+	}
+	return &GuardError{Limit: LimitTotal, Removed: removed, Total: total, Share: share, MaxShare: max,
 		MaxDeleted: -1, Worst: worst}
 }

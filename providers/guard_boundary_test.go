@@ -247,7 +247,7 @@ func TestGuardErrorDetails(t *testing.T) {
 		if !slices.Equal(ge.Worst, want) {
 			t.Errorf("worst = %q, want %q", ge.Worst, want)
 		}
-		if !strings.Contains(ge.Error(), "worst: "+strings.Join(want, ", ")+" (override with") {
+		if !strings.HasSuffix(ge.Error(), "; worst: "+strings.Join(want, ", ")) {
 			t.Errorf("message: %s", ge.Error())
 		}
 	})

@@ -27,6 +27,9 @@ type Group struct {
 	Members []string
 	// Metadata of a desired group (gid_number, team_maintainers, ...). Empty for current.
 	Metadata map[string]any
+	// File is the definition file of a desired group (relative to the base directory), for
+	// messages that must name it. Empty for current groups.
+	File string
 	// Attrs are provider-specific attributes (lower-case names) that a provider compares
 	// itself: desired values come from Desire, current ones from Read.
 	Attrs map[string][]string

@@ -100,17 +100,17 @@ func ParseFileDate(s string) (Date, error) {
 	case len(s) == 9 && s[6] == '-':
 		ys, ms, ds = s[0:4], s[4:6], s[7:9]
 	default:
-		return Date{}, fmt.Errorf("unsupported date format %q", s)
+		return Date{}, fmt.Errorf("unsupported date format")
 	}
 	y, ok1 := digits(ys)
 	m, ok2 := digits(ms)
 	d, ok3 := digits(ds)
 	if !ok1 || !ok2 || !ok3 {
-		return Date{}, fmt.Errorf("unsupported date format %q", s)
+		return Date{}, fmt.Errorf("unsupported date format")
 	}
 	t := time.Date(y, time.Month(m), d, 0, 0, 0, 0, time.UTC)
 	if m < 1 || m > 12 || d < 1 || t.Day() != d {
-		return Date{}, fmt.Errorf("invalid date %q", s)
+		return Date{}, fmt.Errorf("invalid date")
 	}
 	return Date{t: t, set: true}, nil
 }

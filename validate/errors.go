@@ -189,3 +189,11 @@ func (c *Collector) Warnings() []Warning {
 	})
 	return out
 }
+
+// Errors of refused input files (see calc.Options.MaxFileSize and AllowSymlinksOutside); a
+// read error wraps one of them, so callers branch with errors.Is.
+var (
+	ErrNotRegular   = errors.New("not a regular file")
+	ErrFileTooLarge = errors.New("file too large")
+	ErrOutsideTree  = errors.New("symlink resolves outside the config tree")
+)

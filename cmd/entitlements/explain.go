@@ -6,6 +6,8 @@ import (
 	"flag"
 	"fmt"
 	"io"
+
+	"github.com/entitlements-go/entitlements/calc"
 )
 
 func cmdExplain(ctx context.Context, args []string, stdout, stderr io.Writer) int {
@@ -36,14 +38,32 @@ func cmdExplain(ctx context.Context, args []string, stdout, stderr io.Writer) in
 		fmt.Fprintf(stderr, "entitlements explain: %v\n", err)
 		return exitError
 	}
+	// An unknown person is a mistake in the question, not an answer: exit 1 (the
+	// explanation still goes to stdout for JSON consumers).
+	code = exitOK
+	if !ex.Known {
+		hint := ""
+		if ex.DidYouMean != "" {
+			hint = fmt.Sprintf("; did you mean %q?", ex.DidYouMean)
+		}
+		fmt.Fprintf(stderr, "entitlements explain: %q is not in the people data%s\n", *person, hint)
+		if *format != "json" {
+			return exitError
+		}
+		code = exitError
+	}
 	if *format == "json" {
 		enc := json.NewEncoder(stdout)
 		enc.SetIndent("", "  ")
-		if err := enc.Encode(ex); err != nil {
+		doc := struct {
+			Version int `json:"version"`
+			*calc.Explanation
+		}{jsonFormatVersion, ex}
+		if err := enc.Encode(doc); err != nil {
 			fmt.Fprintf(stderr, "entitlements explain: %v\n", err)
 			return exitError
 		}
-		return exitOK
+		return code
 	}
 	ex.WriteText(stdout)
 	return exitOK

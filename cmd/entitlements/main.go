@@ -43,9 +43,11 @@ commands:
   explain   explain why a person is (or is not) in a group
   plan      show the changes that would bring every target in step (writes nothing)
   apply     make those changes
+  graph     print the dependency graph of groups (dot or mermaid)
   bench     generate a synthetic repo and time load, validate and calculate
+  version   print the version of this binary (also --version)
 
-run "entitlements <command> -h" for the flags of a command
+run "entitlements <command> -h" (or "entitlements help <command>") for the flags of a command
 `
 
 // exit codes
@@ -61,7 +63,15 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		return exitUsage
 	}
 	cmd, rest := args[0], args[1:]
+	if wantsHelp(rest) && ctx.Value(helpMode{}) == nil {
+		return helpFor(stdout, stderr, func(o, e io.Writer) int { return run(context.WithValue(ctx, helpMode{}, true), args, o, e) })
+	}
 	switch cmd {
+	case "version", "--version", "-version":
+		fmt.Fprintln(stdout, versionString())
+		return exitOK
+	case "graph":
+		return cmdGraph(ctx, rest, stdout, stderr)
 	case "calc":
 		return cmdCalc(ctx, rest, stdout, stderr)
 	case "validate":
@@ -75,6 +85,9 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	case "bench":
 		return cmdBench(ctx, rest, stdout, stderr)
 	case "help", "-h", "--help":
+		if len(rest) > 0 {
+			return run(ctx, []string{rest[0], "-h"}, stdout, stderr)
+		}
 		fmt.Fprint(stdout, usage)
 		return exitOK
 	}
@@ -91,6 +104,12 @@ type common struct {
 	ignoreExp  bool
 	verbose    bool
 	cpuprofile string
+	warnErrors bool
+	warnings   *warningPrinter
+	// allowEmptyPeople accepts a people source that yields nobody.
+	allowEmptyPeople bool
+	// allowOutside lets group files be symlinks resolving outside the config tree.
+	allowOutside bool
 	// full ignores the predictive state (plan and apply).
 	full bool
 	// stopProfile flushes the CPU profile; commands defer c.stop().
@@ -122,10 +141,13 @@ func (c *common) register(fs *flag.FlagSet) {
 	fs.StringVar(&c.config, "config", "", "path of the entitlements config file (entitlements.yaml)")
 	fs.StringVar(&c.now, "now", "", "today's date for expirations, YYYY-MM-DD (default: the current UTC date)")
 	fs.StringVar(&c.ldapGroups, "ldap-groups", "", "YAML snapshot of LDAP groups for ldap_group rules and LDAP filters (offline)")
-	fs.BoolVar(&c.strict, "strict", false, "also validate files that nothing uses")
+	fs.BoolVar(&c.strict, "strict", false, "also validate files that nothing uses, and fail on usernames, managers and filter entries that name nobody")
 	fs.BoolVar(&c.ignoreExp, "ignore-expirations", false, "treat nothing as expired")
 	fs.BoolVar(&c.verbose, "v", false, "log debug output to stderr")
 	fs.StringVar(&c.cpuprofile, "cpuprofile", "", "write a CPU profile (pprof) of the run to this file")
+	fs.BoolVar(&c.warnErrors, "warnings-as-errors", false, "exit 1 when loading produced any warning")
+	fs.BoolVar(&c.allowOutside, "allow-symlinks-outside", false, "read group files that are symlinks resolving outside the config tree (refused by default)")
+	fs.BoolVar(&c.allowEmptyPeople, "allow-empty-people", false, "accept a people source that yields no people (by default the run fails: every group would lose every member)")
 }
 
 func (c *common) options(stderr io.Writer) (calc.Options, error) {
@@ -137,10 +159,14 @@ func (c *common) options(stderr io.Writer) (calc.Options, error) {
 		level = slog.LevelDebug
 	}
 	c.logger = slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: level}))
+	c.warnings = &warningPrinter{w: stderr}
 	opt := calc.Options{
-		Strict:            c.strict,
-		IgnoreExpirations: c.ignoreExp,
-		Logger:            c.logger,
+		Strict:               c.strict,
+		IgnoreExpirations:    c.ignoreExp,
+		AllowEmptyPeople:     c.allowEmptyPeople,
+		AllowSymlinksOutside: c.allowOutside,
+		Logger:               c.logger,
+		OnWarning:            c.warnings.print,
 	}
 	if c.now != "" {
 		t, err := validate.ParseNow(c.now)
@@ -161,16 +187,18 @@ func (c *common) options(stderr io.Writer) (calc.Options, error) {
 	c.ldap = ldapprov.NewRegistry(ldapprov.Options{})
 	opt.People = c.ldap.PeopleLoader()
 	opt.LDAPGroupsFor = func(cfg *config.Config) (calc.LDAPGroupReader, error) {
-		if cfg.LDAPGroup == nil {
+		gr := c.ldap.GroupReaderFor(cfg)
+		if gr == nil {
 			return nil, nil
 		}
-		return ldapGroups{c.ldap.GroupReader(cfg.LDAPGroup)}, nil
+		return ldapGroups{gr}, nil
 	}
 	return opt, nil
 }
 
 func parseFlags(fs *flag.FlagSet, args []string, stderr io.Writer) bool {
 	fs.SetOutput(stderr)
+	fs.Usage = usageFor(fs)
 	if err := fs.Parse(args); err != nil {
 		return false
 	}
@@ -205,6 +233,10 @@ func load(ctx context.Context, c *common, stderr io.Writer) (*calc.Repo, int) {
 		printErr(stderr, err)
 		return nil, exitError
 	}
+	if c.warnErrors && c.warnings.count > 0 {
+		fmt.Fprintf(stderr, "%d warning(s), treated as errors (--warnings-as-errors)\n", c.warnings.count)
+		return nil, exitError
+	}
 	return repo, exitOK
 }
 
@@ -229,6 +261,9 @@ func printErr(stderr io.Writer, err error) {
 			fmt.Fprintln(stderr, e.Error())
 		}
 		fmt.Fprintf(stderr, "%d error(s)\n", len(list))
+		if errors.Is(err, calc.ErrNoPeople) {
+			fmt.Fprintln(stderr, "(pass --allow-empty-people if an empty people source is intended)")
+		}
 		return
 	}
 	fmt.Fprintf(stderr, "entitlements: %v\n", err)

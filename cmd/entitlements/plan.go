@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"flag"
 	"fmt"
 	"io"
@@ -25,6 +26,7 @@ type planFlags struct {
 	maxShare   float64
 	maxDeleted int
 	maxGroup   float64
+	maxTotal   float64
 }
 
 func (p *planFlags) register(fs *flag.FlagSet) {
@@ -37,6 +39,7 @@ func (p *planFlags) register(fs *flag.FlagSet) {
 	fs.Float64Var(&p.maxShare, "max-removal-share", g.MaxRemovalShare, "refuse a target plan removing more than this share of its memberships")
 	fs.IntVar(&p.maxDeleted, "max-deleted-groups", g.MaxDeletedGroups, "refuse a target plan deleting more groups than this")
 	fs.Float64Var(&p.maxGroup, "max-group-removal-share", g.MaxGroupRemovalShare, "refuse a target plan removing more than this share of one group's members")
+	fs.Float64Var(&p.maxTotal, "max-total-removal-share", g.MaxTotalRemovalShare, "refuse the targets of a run that together remove more than this share of all memberships (0: the --max-removal-share value)")
 }
 
 func cmdPlan(ctx context.Context, args []string, stdout, stderr io.Writer) int {
@@ -59,7 +62,10 @@ func planOrApply(ctx context.Context, mode string, args []string, stdout, stderr
 		return exitUsage
 	}
 	defer pf.stop()
-	repo, res, code := calculate(ctx, &pf.common, stderr)
+	prog := newProgress(stderr)
+	prog.begin("calculating")
+	repo, res, code := calculate(ctx, &pf.common, prog.wrap(stderr))
+	prog.end()
 	if res == nil {
 		return code
 	}
@@ -69,10 +75,15 @@ func planOrApply(ctx context.Context, mode string, args []string, stdout, stderr
 		return exitUsage
 	}
 	guard := providers.Guard{MaxRemovalShare: pf.maxShare, MinRemovals: providers.DefaultGuard().MinRemovals,
-		MaxDeletedGroups: pf.maxDeleted, MaxGroupRemovalShare: pf.maxGroup}
+		MaxDeletedGroups: pf.maxDeleted, MaxGroupRemovalShare: pf.maxGroup, MaxTotalRemovalShare: pf.maxTotal}
 	opt := deploy.Options{Providers: factories, Guard: &guard, Force: pf.force,
 		Logger: slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: slog.LevelInfo}))}
+	if prog != nil {
+		opt.Progress = prog.target
+	}
+	prog.begin("reading targets")
 	plan, err := deploy.Build(ctx, res, repo.Config(), opt)
+	prog.end()
 	if err != nil {
 		fmt.Fprintf(stderr, "entitlements %s: %v\n", mode, err)
 		return exitError
@@ -91,6 +102,9 @@ func planOrApply(ctx context.Context, mode string, args []string, stdout, stderr
 	if failed {
 		if err := plan.Err(); err != nil {
 			fmt.Fprintf(stderr, "entitlements %s: %v\n", mode, err)
+			if hint := guardHint(plan); hint != "" {
+				fmt.Fprintf(stderr, "entitlements %s: %s\n", mode, hint)
+			}
 		}
 		return exitError
 	}
@@ -119,15 +133,21 @@ func providerFactories(state string, cfg *config.Config, c *common) (map[string]
 
 func writePlanText(w io.Writer, plan *deploy.Plan) {
 	for _, t := range plan.Targets {
-		if t.Err != nil {
+		refused := deploy.Refused(t.Err)
+		if t.Err != nil && !refused {
 			fmt.Fprintf(w, "%s (%s): ERROR: %v\n", t.OU, t.Type, t.Err)
 			continue
 		}
-		if len(t.Changes) == 0 {
+		if refused {
+			// The changes are shown so that the operator can judge the refusal.
+			fmt.Fprintf(w, "%s (%s): REFUSED: %v; %s\n", t.OU, t.Type, t.Err, overrideFlag(t.Err))
+			fmt.Fprintf(w, "%s (%s): %d change(s) refused, not applied:\n", t.OU, t.Type, len(t.Changes))
+		} else if len(t.Changes) == 0 {
 			fmt.Fprintf(w, "%s (%s): no changes\n", t.OU, t.Type)
 			continue
+		} else {
+			fmt.Fprintf(w, "%s (%s): %d change(s)\n", t.OU, t.Type, len(t.Changes))
 		}
-		fmt.Fprintf(w, "%s (%s): %d change(s)\n", t.OU, t.Type, len(t.Changes))
 		for _, c := range t.Changes {
 			switch c.Kind {
 			case providers.CreateContainer:
@@ -194,23 +214,45 @@ type jsonChange struct {
 }
 
 type jsonTarget struct {
-	OU       string           `json:"ou"`
-	Type     string           `json:"type"`
-	Error    string           `json:"error,omitempty"`
-	Changes  []jsonChange     `json:"changes"`
+	OU      string       `json:"ou"`
+	Type    string       `json:"type"`
+	Error   string       `json:"error,omitempty"`
+	Refused bool         `json:"refused,omitempty"`
+	Changes []jsonChange `json:"changes"`
+}
+
+type jsonTargetTimings struct {
 	ReadMS   int64            `json:"read_ms"`
 	Counters map[string]int64 `json:"counters,omitempty"`
 }
 
+// jsonFormatVersion is the version of the JSON documents the CLI prints (plan, explain). It
+// changes when a key changes meaning or disappears; new keys do not change it.
+const jsonFormatVersion = 1
+
+// writePlanJSON prints {"version", "plan", "timings"}: the plan object depends only on the
+// calculation and the state read, so two runs against the same state print the same plan;
+// what varies between runs (wall times, request counters) is kept under "timings".
 func writePlanJSON(w io.Writer, plan *deploy.Plan) {
-	out := struct {
+	type jsonPlan struct {
 		Targets []jsonTarget `json:"targets"`
-		CalcMS  int64        `json:"calculation_ms"`
-	}{CalcMS: plan.CalcTime.Milliseconds(), Targets: []jsonTarget{}}
+	}
+	type jsonTimings struct {
+		CalcMS  int64                        `json:"calculation_ms"`
+		Targets map[string]jsonTargetTimings `json:"targets"`
+	}
+	out := struct {
+		Version int         `json:"version"`
+		Plan    jsonPlan    `json:"plan"`
+		Timings jsonTimings `json:"timings"`
+	}{Version: jsonFormatVersion, Plan: jsonPlan{Targets: []jsonTarget{}},
+		Timings: jsonTimings{CalcMS: plan.CalcTime.Milliseconds(), Targets: map[string]jsonTargetTimings{}}}
 	for _, t := range plan.Targets {
-		jt := jsonTarget{OU: t.OU, Type: t.Type, ReadMS: t.ReadTime.Milliseconds(), Changes: []jsonChange{}, Counters: t.Counters}
+		jt := jsonTarget{OU: t.OU, Type: t.Type, Changes: []jsonChange{}}
+		out.Timings.Targets[t.OU] = jsonTargetTimings{ReadMS: t.ReadTime.Milliseconds(), Counters: t.Counters}
 		if t.Err != nil {
 			jt.Error = t.Err.Error()
+			jt.Refused = deploy.Refused(t.Err)
 		}
 		for _, c := range t.Changes {
 			jc := jsonChange{Kind: c.Kind.String(), DN: c.DN, Add: c.Add, Remove: c.Remove, Attrs: c.AttrsChanged,
@@ -220,7 +262,7 @@ func writePlanJSON(w io.Writer, plan *deploy.Plan) {
 			}
 			jt.Changes = append(jt.Changes, jc)
 		}
-		out.Targets = append(out.Targets, jt)
+		out.Plan.Targets = append(out.Plan.Targets, jt)
 	}
 	enc := json.NewEncoder(w)
 	enc.SetIndent("", "  ")
@@ -265,4 +307,39 @@ func formatCounters(c map[string]int64) string {
 		parts[i] = fmt.Sprintf("%s=%d", k, c[k])
 	}
 	return strings.Join(parts, " ")
+}
+
+// overrideFlag names the flag that lifts the limit a guard refusal hit (the library's error
+// knows nothing of flags).
+func overrideFlag(err error) string {
+	var ge *providers.GuardError
+	if !errors.As(err, &ge) {
+		return ""
+	}
+	flag := map[providers.GuardLimit]string{
+		providers.LimitShare:   "--max-removal-share",
+		providers.LimitDeleted: "--max-deleted-groups",
+		providers.LimitGroup:   "--max-group-removal-share",
+		providers.LimitTotal:   "--max-total-removal-share",
+	}[ge.Limit]
+	if flag == "" {
+		return "override with --force"
+	}
+	return "override with " + flag + " or --force"
+}
+
+// guardHint is one line naming the flags for every refusal of the plan.
+func guardHint(plan *deploy.Plan) string {
+	seen := map[string]bool{}
+	var hints []string
+	for _, t := range plan.Targets {
+		if h := overrideFlag(t.Err); h != "" && !seen[h] {
+			seen[h] = true
+			hints = append(hints, h)
+		}
+	}
+	if len(hints) == 0 {
+		return ""
+	}
+	return "refused by the removal guard: " + strings.Join(hints, "; ")
 }

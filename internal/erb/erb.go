@@ -41,6 +41,95 @@ type Options struct {
 	// Getenv looks up environment variables; nil means os.LookupEnv. Tests
 	// and callers that snapshot the environment substitute their own.
 	Getenv func(string) (string, bool)
+	// Defer writes a placeholder (Rendered.Token, an index and "_") instead of each
+	// substituted value, and keeps the values in Rendered.Values. The caller parses the text
+	// and puts the values back into the parsed scalars (Rendered.Expand), so that a value is
+	// never read as YAML syntax: `*x`, `!x`, `&x y`, `x #y`, quotes, colons and newlines stay
+	// exactly as given, and a parse error never quotes a value.
+	Defer bool
+}
+
+// Rendered is the result of RenderDeferred.
+type Rendered struct {
+	Text []byte
+	// Token starts every placeholder; it does not occur in the source.
+	Token string
+	// Values are the substituted values, by placeholder index.
+	Values []string
+}
+
+// Expand replaces the placeholders in s by their values. whole reports that s was exactly
+// one placeholder; subst that it held at least one.
+func (r *Rendered) Expand(s string) (out string, subst, whole bool) {
+	if r == nil || len(r.Values) == 0 || !strings.Contains(s, r.Token) {
+		return s, false, false
+	}
+	var b strings.Builder
+	rest := s
+	for {
+		i := strings.Index(rest, r.Token)
+		if i < 0 {
+			b.WriteString(rest)
+			break
+		}
+		b.WriteString(rest[:i])
+		j := i + len(r.Token)
+		k := j
+		for k < len(rest) && rest[k] >= '0' && rest[k] <= '9' {
+			k++
+		}
+		n, err := strconv.Atoi(rest[j:k])
+		if err != nil || k >= len(rest) || rest[k] != '_' || n >= len(r.Values) {
+			// Not one of ours (a value cannot contain the token: it is chosen per source).
+			b.WriteString(rest[i:j])
+			rest = rest[j:]
+			continue
+		}
+		if i == 0 && k+1 == len(rest) && b.Len() == 0 {
+			whole = true
+		}
+		b.WriteString(r.Values[n])
+		subst = true
+		rest = rest[k+1:]
+	}
+	return b.String(), subst, whole
+}
+
+// RenderDeferred renders src with Options.Defer set.
+func RenderDeferred(src []byte, opt Options) (*Rendered, []Warning, error) {
+	token := "erbvalue"
+	for {
+		for bytes.Contains(src, []byte(token)) {
+			token += "x"
+		}
+		r := renderer{src: src, out: make([]byte, 0, len(src)), getenv: opt.Getenv, line: 1,
+			deferred: &Rendered{Token: token}}
+		if r.getenv == nil {
+			r.getenv = os.LookupEnv
+		}
+		if err := r.render(); err != nil {
+			return nil, r.warnings, err
+		}
+		// Removing a tag can join template text into the token ("erbval<%# %>ue"): then
+		// render again with a longer one.
+		if bytes.Count(r.out, []byte(token)) == len(r.deferred.Values) {
+			r.deferred.Text = r.out
+			return r.deferred, r.warnings, nil
+		}
+		token += "x"
+	}
+}
+
+// emit writes a substituted value (or its placeholder).
+func (r *renderer) emit(v string) {
+	if r.deferred == nil {
+		r.out = append(r.out, v...)
+		return
+	}
+	r.out = append(r.out, r.deferred.Token...)
+	r.out = strconv.AppendInt(r.out, int64(len(r.deferred.Values)), 10)
+	r.out = append(r.out, '_')
+	r.deferred.Values = append(r.deferred.Values, v)
 }
 
 // Warning reports template content that Ruby would act on but Go ignores.
@@ -73,6 +162,7 @@ type renderer struct {
 	out      []byte
 	getenv   func(string) (string, bool)
 	warnings []Warning
+	deferred *Rendered
 
 	// Line counting is incremental: positions only move forward.
 	linePos, line int
@@ -81,6 +171,13 @@ type renderer struct {
 // Render renders src. On error it returns nil output, the warnings
 // collected so far, and an *Error.
 func Render(src []byte, opt Options) ([]byte, []Warning, error) {
+	if opt.Defer {
+		d, w, err := RenderDeferred(src, opt)
+		if err != nil {
+			return nil, w, err
+		}
+		return d.Text, w, nil
+	}
 	r := renderer{src: src, out: make([]byte, 0, len(src)), getenv: opt.Getenv, line: 1}
 	if r.getenv == nil {
 		r.getenv = os.LookupEnv
@@ -196,7 +293,7 @@ func (r *renderer) tag(kind tagKind, content string, line int) error {
 		if msg != "" {
 			return &Error{Line: line, Msg: msg}
 		}
-		r.out = append(r.out, v...)
+		r.emit(v)
 		return nil
 	}
 	code := strings.TrimSpace(content)
@@ -237,7 +334,7 @@ func (r *renderer) text(t []byte) {
 		case len(t) > 1 && t[1] == '{':
 			if n := envRefLen(t[2:]); n > 0 {
 				v, _ := r.getenv(string(t[2 : 2+n]))
-				r.out = append(r.out, v...)
+				r.emit(v)
 				t = t[3+n:]
 			} else {
 				r.out = append(r.out, "${"...)

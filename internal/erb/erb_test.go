@@ -272,5 +272,54 @@ func FuzzRender(f *testing.F) {
 		if !bytes.Contains(src, []byte("<%")) && !bytes.Contains(src, []byte("$")) && !bytes.Equal(out, src) {
 			t.Fatalf("template without tags changed: %q -> %q", src, out)
 		}
+		// Deferred rendering gives the same text once every placeholder is expanded.
+		rd, _, derr := RenderDeferred(src, testOpts())
+		if derr != nil {
+			t.Fatalf("RenderDeferred failed where Render did not: %v", derr)
+		}
+		if exp, _, _ := rd.Expand(string(rd.Text)); exp != string(out) {
+			t.Fatalf("deferred %q expands to %q, Render gives %q", rd.Text, exp, out)
+		}
 	})
+}
+
+func TestRenderDeferredTokenJoinedByATag(t *testing.T) {
+	env := func(string) (string, bool) { return "v", true }
+	rd, _, err := RenderDeferred([]byte("a: erbval<%# x %>ue0_ ${A}\n"), Options{Getenv: env})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if out, _, _ := rd.Expand(string(rd.Text)); out != "a: erbvalue0_ v\n" {
+		t.Fatalf("expanded %q", out)
+	}
+}
+
+func TestRenderDeferred(t *testing.T) {
+	env := func(k string) (string, bool) {
+		v, ok := map[string]string{"A": "*x", "B": "erbvalue0_", "C": ""}[k]
+		return v, ok
+	}
+	src := []byte("a: <%= ENV['A'] %>\nb: x${B}y\nc: ${C}\nd: <%= ENV.fetch('Z', 'dflt') %>\n")
+	rd, _, err := RenderDeferred(src, Options{Getenv: env})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if bytes.Contains(rd.Text, []byte("*x")) {
+		t.Fatalf("values or a colliding token in the text: %q (token %q)", rd.Text, rd.Token)
+	}
+	lines := strings.Split(strings.TrimSpace(string(rd.Text)), "\n")
+	want := []struct {
+		out          string
+		subst, whole bool
+	}{{"*x", true, true}, {"xerbvalue0_y", true, false}, {"", true, true}, {"dflt", true, true}}
+	for i, l := range lines {
+		_, v, _ := strings.Cut(l, ": ")
+		out, subst, whole := rd.Expand(v)
+		if out != want[i].out || subst != want[i].subst || whole != want[i].whole {
+			t.Errorf("line %d: Expand(%q) = %q %v %v, want %+v", i+1, v, out, subst, whole, want[i])
+		}
+	}
+	if out, subst, _ := rd.Expand("plain " + rd.Token + "99_"); subst || out != "plain "+rd.Token+"99_" {
+		t.Errorf("unknown index expanded: %q", out)
+	}
 }

@@ -36,6 +36,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/entitlements-go/entitlements/internal/skipnote"
 	"github.com/go-ldap/ldap/v3"
 )
 
@@ -120,7 +121,7 @@ func Start(t testing.TB, opt Options) *Server {
 		if os.Getenv("CI") == "true" {
 			t.Fatalf("testldap: %v; CI=true so this is fatal", err)
 		}
-		t.Skipf("testldap: %v; skipping LDAP integration test", err)
+		skipnote.Skip(t, "testldap: %v; skipping LDAP integration test (apt-get install slapd ldap-utils)", err)
 	}
 	schemaDir, _ := findSchemaDir()
 

@@ -1,6 +1,7 @@
 package yaml11
 
 import (
+	"encoding/json"
 	"math"
 	"strconv"
 	"strings"
@@ -14,15 +15,41 @@ import (
 // ["a", "b"], {"foo"=>"bar"} (the Ruby < 3.4 Hash format). Dates render as
 // #<Date: 2018-04-01>, a shortened form of Ruby's Date#inspect, which also
 // prints Julian day numbers nobody compares.
+//
+// Secrets are never rendered: the value of a map key that SecretKey recognises, and every
+// scalar that came from environment substitution, print as [FILTERED].
 func (n *Node) Inspect() string {
 	var b strings.Builder
 	n.inspect(&b)
 	return b.String()
 }
 
+// Filtered replaces a secret in messages.
+const Filtered = "[FILTERED]"
+
+// SecretKey reports whether a configuration key names a secret whose value no message may
+// show: *pw, *passw*, *secret*, *token*, *sshkey*, *ssh_key*, *private_key*, *privatekey*,
+// *credential*, *api_key*, *apikey*.
+func SecretKey(k string) bool {
+	k = strings.ToLower(k)
+	if strings.HasSuffix(k, "pw") {
+		return true
+	}
+	for _, w := range []string{"passw", "secret", "token", "sshkey", "ssh_key", "private_key", "privatekey", "credential", "api_key", "apikey"} {
+		if strings.Contains(k, w) {
+			return true
+		}
+	}
+	return false
+}
+
 func (n *Node) inspect(b *strings.Builder) {
 	if n == nil {
 		b.WriteString("nil")
+		return
+	}
+	if n.Substituted {
+		b.WriteString(Filtered)
 		return
 	}
 	switch n.Kind {
@@ -53,7 +80,9 @@ func (n *Node) inspect(b *strings.Builder) {
 			}
 			k.inspect(b)
 			b.WriteString("=>")
-			if i < len(n.Values) {
+			if i < len(n.Values) && n.Values[i] != nil && n.Values[i].Kind != Null && SecretKey(k.Text()) {
+				b.WriteString(Filtered)
+			} else if i < len(n.Values) {
 				n.Values[i].inspect(b)
 			} else {
 				b.WriteString("nil")
@@ -127,7 +156,7 @@ func (n *Node) Text() string {
 }
 
 // Interface converts n into plain Go values (for JSON output): string,
-// int64, float64 (also for integers beyond int64), bool, nil, dates as
+// int64, json.Number (its exact digits) for integers beyond int64, float64, bool, nil, dates as
 // "YYYY-MM-DD" strings, []any and map[string]any. Non-string map keys are
 // rendered with Text; should two keys then collide, the later one wins.
 // NaN and infinities are returned as is, which encoding/json refuses.
@@ -143,6 +172,10 @@ func (n *Node) Interface() any {
 	case Int:
 		return n.Int
 	case Float:
+		if n.bigInt != "" {
+			// Exact, as Ruby's arbitrary-precision Integer (encoding/json writes it as is).
+			return json.Number(n.bigInt)
+		}
 		return n.Float
 	case String:
 		return n.Str

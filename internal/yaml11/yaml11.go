@@ -78,6 +78,9 @@ type Node struct {
 	// duplicate key keeps the position of its first occurrence and takes the
 	// value of its last one, as a Ruby Hash does when Psych assigns into it.
 	Keys, Values []*Node
+	// Substituted marks a scalar whose text came (partly) from environment substitution
+	// (see Substitute): messages must not quote it.
+	Substituted bool
 
 	// bigInt holds the decimal digits of an integer too large for int64.
 	// Such a node has Kind Float (so numeric callers still get a value) but
@@ -122,6 +125,11 @@ type Options struct {
 	// people and manager-map files (Psych with permitted_classes: [Date]).
 	// When false they are an error, as in the config file.
 	AllowDates bool
+	// AllowControl accepts control characters in scalars. By default a scalar holding one
+	// (other than tab and line feed: C0, DEL, C1, also when written as an escape such as
+	// "\0") is an error, because a NUL in a username silently matches nobody and one in a
+	// description is sent to a provider.
+	AllowControl bool
 }
 
 // Error is a load failure, with the 1-based line it was found on (0 when
@@ -169,7 +177,7 @@ func Parse(data []byte, opt Options) (*Node, []Warning, error) {
 		return &Node{Kind: Null, Line: 1}, nil, nil
 	}
 	top := doc.Content[0]
-	c := converter{allowDates: opt.AllowDates, slab: make([]Node, countNodes(top))}
+	c := converter{allowDates: opt.AllowDates, allowControl: opt.AllowControl, slab: make([]Node, countNodes(top))}
 	root, err := c.convert(top)
 	if err != nil {
 		return nil, nil, err
@@ -181,7 +189,19 @@ func Parse(data []byte, opt Options) (*Node, []Warning, error) {
 // empty stream). It converts a panic inside yaml.v3 into an *Error;
 // the recover is confined to the third-party parser so that fuzzing still
 // exposes bugs in this package's own code.
-func parseSingleDocument(data []byte) (doc *yaml.Node, err error) {
+func parseSingleDocument(data []byte) (*yaml.Node, error) {
+	doc, err := parseRaw(data)
+	if e, ok := err.(*Error); ok {
+		if e.Line > 0 {
+			e.Line = problemLine(data, e)
+		} else {
+			e.Line = anchorLine(data, e.Msg)
+		}
+	}
+	return doc, err
+}
+
+func parseRaw(data []byte) (doc *yaml.Node, err error) {
 	defer func() {
 		if r := recover(); r != nil {
 			doc, err = nil, &Error{Msg: fmt.Sprintf("YAML parser failure: %v", r)}
@@ -226,9 +246,10 @@ func countNodes(y *yaml.Node) int {
 }
 
 type converter struct {
-	allowDates bool
-	warnings   []Warning
-	slab       []Node
+	allowDates   bool
+	allowControl bool
+	warnings     []Warning
+	slab         []Node
 }
 
 func (c *converter) newNode() *Node {
@@ -293,6 +314,11 @@ func (c *converter) convert(y *yaml.Node) (*Node, error) {
 
 func (c *converter) scalar(n *Node, y *yaml.Node, tagged bool) error {
 	n.Str = y.Value
+	if !c.allowControl {
+		if r, bad := controlIn(y.Value); bad {
+			return &Error{Line: y.Line, Msg: fmt.Sprintf("control character U+%04X in a value (values may contain tabs, not control characters)", r)}
+		}
+	}
 	quoted := y.Style&(yaml.DoubleQuotedStyle|yaml.SingleQuotedStyle|yaml.LiteralStyle|yaml.FoldedStyle) != 0
 	n.Quoted = quoted
 	switch {
@@ -483,3 +509,72 @@ func (n *Node) Get(key string) *Node {
 
 // IsString reports whether n is a String node (false for nil).
 func (n *Node) IsString() bool { return n != nil && n.Kind == String }
+
+// controlIn finds a control character other than tab and line feed.
+func controlIn(s string) (rune, bool) {
+	for _, r := range s {
+		if r < 0x20 && r != '\t' && r != '\n' || r == 0x7f || r >= 0x80 && r <= 0x9f {
+			return r, true
+		}
+	}
+	return 0, false
+}
+
+// Substitute replaces the text of every scalar (keys included) through expand, which puts the
+// deferred values of environment substitution back into the parsed tree. A changed scalar is a
+// String holding exactly the expanded text, with Substituted set, so that a value is never
+// read as YAML. Two cases keep a YAML meaning, because configs rely on them: a plain scalar
+// that was exactly one empty substitution is Null (as `key:` with nothing after it), and one
+// that was exactly one substitution of `true`, `false` or a decimal integer is a Bool or Int
+// (its Str is still the text as given).
+func (n *Node) Substitute(expand func(string) (out string, subst, whole bool)) {
+	if n == nil {
+		return
+	}
+	switch n.Kind {
+	case Seq:
+		for _, it := range n.Items {
+			it.Substitute(expand)
+		}
+		return
+	case Map:
+		for i, k := range n.Keys {
+			k.Substitute(expand)
+			n.Values[i].Substitute(expand)
+		}
+		n.index, n.indexLen = nil, 0
+		return
+	}
+	out, subst, whole := expand(n.Str)
+	if !subst {
+		return
+	}
+	line, quoted := n.Line, n.Quoted
+	*n = Node{Kind: String, Line: line, Str: out, Quoted: quoted, Substituted: true}
+	if !whole || quoted {
+		return
+	}
+	switch {
+	case out == "":
+		n.Kind = Null
+	case out == "true" || out == "false":
+		n.Kind, n.Bool = Bool, out == "true"
+	case decimal(out):
+		if v, err := strconv.ParseInt(out, 10, 64); err == nil {
+			n.Kind, n.Int = Int, v
+		}
+	}
+}
+
+func decimal(s string) bool {
+	t := strings.TrimPrefix(s, "-")
+	if t == "" || len(t) > 1 && t[0] == '0' {
+		return false
+	}
+	for i := 0; i < len(t); i++ {
+		if t[i] < '0' || t[i] > '9' {
+			return false
+		}
+	}
+	return true
+}

@@ -186,7 +186,7 @@ func TestSafeLoaderErrors(t *testing.T) {
 		{"integer prefix only", "a: 0b_\n", Options{}, 1, "invalid value for Integer()"},
 		{"float without digits", "a: -.e+5\n", Options{}, 1, "invalid value for Float()"},
 		{"syntax error", "a: b\nc: [1,\n", Options{}, 2, ""},
-		{"bad indentation", "a:\n  b: 1\n c: 2\n", Options{}, 2, "did not find expected key"},
+		{"bad indentation", "a:\n  b: 1\n c: 2\n", Options{}, 3, "did not find expected key"},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -318,7 +318,7 @@ func TestLineNumbers(t *testing.T) {
 }
 
 func TestInspect(t *testing.T) {
-	n, _ := mustParse(t, `{"foo": bar, "fizz": buzz, list: [a, 'b', 1, 1.5, ~, true, 2018-04-01], q: "say \"hi\"\n\ttab\\ \u00e9 \u0001 #@x #$y #z"}`, Options{AllowDates: true})
+	n, _ := mustParse(t, `{"foo": bar, "fizz": buzz, list: [a, 'b', 1, 1.5, ~, true, 2018-04-01], q: "say \"hi\"\n\ttab\\ \u00e9 \u0001 #@x #$y #z"}`, Options{AllowDates: true, AllowControl: true})
 	want := `{"foo"=>"bar", "fizz"=>"buzz", "list"=>["a", "b", 1, 1.5, nil, true, #<Date: 2018-04-01>], "q"=>"say \"hi\"\n\ttab\\ é \u0001 \#@x \#$y #z"}`
 	if got := n.Inspect(); got != want {
 		t.Errorf("got  %s\nwant %s", got, want)
@@ -513,6 +513,25 @@ func TestOnlyTheFirstDocumentCounts(t *testing.T) {
 		n, _, err := Parse([]byte(src), Options{})
 		if err != nil || n.Kind != Map || len(n.Keys) != 1 || n.Get("a") == nil {
 			t.Errorf("Parse(%q) = %v, %v; want the map {a: 1}", src, n, err)
+		}
+	}
+}
+
+func TestControlCharactersRefused(t *testing.T) {
+	for _, src := range []string{
+		"a: \"x\\0y\"\n", "a: \"\\u0000\"\n", "a: \"x\\x7f\"\n", "a: \"\\u0085\"\n", "a: \"\\r\"\n",
+		"\"k\\0\": v\n", "- \"\\e\"\n", "a: \"\\u009b\"\n",
+	} {
+		if _, _, err := Parse([]byte(src), Options{}); err == nil || !strings.Contains(err.Error(), "control character") {
+			t.Errorf("Parse(%q) = %v, want a control character error", src, err)
+		}
+		if _, _, err := Parse([]byte(src), Options{AllowControl: true}); err != nil {
+			t.Errorf("Parse(%q, AllowControl) = %v", src, err)
+		}
+	}
+	for _, src := range []string{"a: \"x\\ty\"\n", "a: |\n  two\n  lines\n", "a: \"\\u00e9\"\n"} {
+		if _, _, err := Parse([]byte(src), Options{}); err != nil {
+			t.Errorf("Parse(%q) = %v, want ok", src, err)
 		}
 	}
 }

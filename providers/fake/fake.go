@@ -7,11 +7,11 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"os"
 	"slices"
 	"strings"
 	"sync"
 
+	"github.com/entitlements-go/entitlements/internal/safefile"
 	"github.com/entitlements-go/entitlements/providers"
 )
 
@@ -223,7 +223,7 @@ type stateFile struct {
 // LoadState seeds a new fake from a state file in the canonical calc JSON format: keys are
 // "<OU key>/<cn>"; the OU key is everything before the last slash.
 func LoadState(path string) (*Provider, error) {
-	data, err := os.ReadFile(path)
+	data, err := safefile.Read(path, safefile.Options{})
 	if err != nil {
 		return nil, fmt.Errorf("fake state: %w", err)
 	}

@@ -33,6 +33,7 @@ type noopScenario struct {
 
 func newNoopScenario(tb testing.TB, people int, latency time.Duration) *noopScenario {
 	tb.Helper()
+	schema := fakegithub.TestSchema(tb) // found from the package directory, before the Chdir below
 	dir := filepath.Join(tb.TempDir(), "repo")
 	if _, err := synth.Write(dir, synth.Options{People: people, Seed: 1}); err != nil {
 		tb.Fatal(err)
@@ -52,7 +53,7 @@ func newNoopScenario(tb testing.TB, people int, latency time.Duration) *noopScen
 	org := sc.cfg.OU(synth.OUGitHub).Settings.Get("org").Text()
 
 	// Seed the fake with the desired state: everyone in the org, every team as calculated.
-	sc.fake = fakegithub.New(fakegithub.Options{Token: "tok"})
+	sc.fake = fakegithub.New(fakegithub.Options{Token: "tok", Schema: schema})
 	tb.Cleanup(sc.fake.Close)
 	for _, uid := range repo.People().UIDs() {
 		sc.fake.SetMember(org, uid, "member")

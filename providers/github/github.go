@@ -41,8 +41,9 @@
 // OU keys: org, token (usually <%= ENV["GITHUB_TOKEN"] %>; GITHUB_TOKEN is the fallback when
 // it renders empty), base, addr (GitHub Enterprise Server API URL; GraphQL is then at
 // /api/graphql), graphql_url (override), ignore_not_found; github_org also features
-// ([invite, remove], default both) and ignore (usernames never touched); github_team also
-// delete_teams.
+// ([invite, remove], default both), ignore (usernames never touched) and min_admins (default
+// 1: a plan that would leave fewer admins is refused, as is one that would remove or demote
+// the token's own user); github_team also delete_teams.
 //
 // Wiring:
 //
@@ -310,7 +311,7 @@ func (pr poolRouter) RoundTrip(req *http.Request) (*http.Response, error) {
 
 // Counters sums the counters of every host: rest_requests, graphql_requests,
 // connections_opened, retries, rate_limited, rate_limit_wait_ms, backoff_wait_ms, writes,
-// skipped_users, warnings.
+// skipped_users, pending_users (team members whose org invitation is pending), warnings.
 func (r *Registry) Counters() map[string]int64 {
 	r.mu.Lock()
 	defer r.mu.Unlock()
@@ -448,6 +449,8 @@ type session struct {
 	http  *http.Client
 	gh    *gh.Client
 	rate  rateState
+	// invites: the org invitation limit is per token.
+	invites inviteLimit
 }
 
 func (h *host) session(token string) *session {
@@ -471,6 +474,7 @@ type settings struct {
 	ignoreNotFound, deleteTeams        bool
 	invite, remove                     bool
 	ignore                             map[string]bool
+	minAdmins                          int
 }
 
 func text(m *yaml11.Node, k string) string {
@@ -494,7 +498,7 @@ func flag(m *yaml11.Node, k string) (bool, error) {
 func (r *Registry) settings(ou *config.OU) (settings, error) {
 	m := ou.Settings
 	s := settings{org: text(m, "org"), token: text(m, "token"), base: ou.Base, addr: text(m, "addr"),
-		graphqlURL: text(m, "graphql_url"), invite: true, remove: true, ignore: map[string]bool{}}
+		graphqlURL: text(m, "graphql_url"), invite: true, remove: true, ignore: map[string]bool{}, minAdmins: DefaultMinAdmins}
 	if s.base == "" {
 		s.base = text(m, "base")
 	}
@@ -536,6 +540,12 @@ func (r *Registry) settings(ou *config.OU) (settings, error) {
 				return s, fmt.Errorf("OU %s: unknown feature %q (known: invite, remove)", ou.Key, it.Text())
 			}
 		}
+	}
+	if v := m.Get("min_admins"); v != nil && v.Kind != yaml11.Null {
+		if v.Kind != yaml11.Int || v.Int < 0 || v.Int > 1000 {
+			return s, fmt.Errorf("OU %s: min_admins must be a whole number from 0 to 1000, not %s", ou.Key, v.Text())
+		}
+		s.minAdmins = int(v.Int)
 	}
 	if ig := m.Get("ignore"); ig != nil && ig.Kind != yaml11.Null {
 		if ig.Kind != yaml11.Seq {

@@ -100,6 +100,7 @@ func newEnv(t *testing.T, fopt fakegithub.Options) *env {
 	t.Helper()
 	clk := newClock()
 	fopt.Now = clk.Now
+	fopt.Schema = fakegithub.TestSchema(t)
 	if fopt.Token == "" {
 		fopt.Token = "tok"
 	}

@@ -3,10 +3,10 @@ package github
 import (
 	"context"
 	"fmt"
+	"maps"
 	"net/http"
 	"slices"
 	"strings"
-	"sync"
 
 	gh "github.com/google/go-github/v62/github"
 
@@ -148,6 +148,11 @@ func (p *OrgProvider) Read(ctx context.Context, t *providers.Target) (*providers
 		}
 	}
 	st.mu.Unlock()
+	if len(desired) > 0 {
+		if err := p.checkSafety(st, want); err != nil {
+			return nil, err
+		}
+	}
 	out := &providers.State{Groups: map[string]*providers.Group{}}
 	for _, g := range groups {
 		slices.Sort(g.Members)
@@ -266,11 +271,22 @@ func (p *OrgProvider) Apply(ctx context.Context, t *providers.Target, changes []
 			o.changes = append(o.changes, i)
 		}
 	}
-	var wg sync.WaitGroup
-	for _, o := range ops {
-		wg.Go(func() { o.res = p.write(ctx, st, o) })
+	// The plan was checked by Read; a caller that applies other changes is checked here too.
+	if err := p.checkSafety(st, final); err != nil {
+		for i, c := range changes {
+			if !bad[i] {
+				out[i] = providers.Outcome{Change: c, Status: providers.Failed, Err: err}
+			}
+		}
+		return out
 	}
-	wg.Wait()
+	list := slices.SortedFunc(maps.Values(ops), func(a, b *orgOp) int { return strings.Compare(a.login, b.login) })
+	forEach(len(list), p.s.h.reg.opt.WriteConcurrency, func(i int) { list[i].res = p.write(ctx, st, list[i]) })
+	if left := p.s.invites.takeSkipped(p.gen); len(left) > 0 {
+		slices.Sort(left)
+		p.warn("users not invited: GitHub's org invitation limit was reached earlier in this run; they are invited by a later run",
+			"org", p.cfg.org, "users", strings.Join(left, ","))
+	}
 	per := make([][]userResult, len(changes))
 	for _, o := range ops {
 		if o.res.warn != "" {
@@ -301,8 +317,13 @@ func (p *OrgProvider) write(ctx context.Context, st *orgState, o *orgOp) userRes
 		p.logWrite("removed org membership", r, "user", o.login)
 		return r
 	}
-	if !st.present(o.login) && !p.cfg.invite {
-		return skipped("%s: not invited to %s (the invite feature is disabled)", o.login, org)
+	if !st.present(o.login) {
+		if !p.cfg.invite {
+			return skipped("%s: not invited to %s (the invite feature is disabled)", o.login, org)
+		}
+		if p.s.invites.blocked(p.gen, o.login) {
+			return userResult{status: providers.Skipped} // said once, after the writes
+		}
 	}
 	r, state := p.put(ctx, st, o.login, o.role)
 	msg := "set org membership"
@@ -347,7 +368,7 @@ func (p *OrgProvider) put(ctx context.Context, st *orgState, login, role string)
 	case code == http.StatusNotFound:
 		return failed(fmt.Errorf("setting %s to %s in %s: no such GitHub user (set ignore_not_found: true to skip such users): %w", login, role, org, err)), ""
 	case code == http.StatusUnprocessableEntity:
-		return skipped("%s: GitHub refused to make them %s of %s (%s); the user probably blocked the invitation", login, role, org, apiMessage(err)), ""
+		return p.refused(err, login, role), ""
 	default:
 		return writeFailure(err, "setting %s to %s in %s", login, role, org), ""
 	}
@@ -357,4 +378,25 @@ func (p *OrgProvider) put(ctx context.Context, st *orgState, login, role string)
 	}
 	st.set(login, role, state)
 	return applied(), state
+}
+
+// refused classifies GitHub's 422 to a role PUT: the invitation limit (invitations stop for
+// the run, said once), an invalid request (a failure: nothing the user can fix), or an
+// invitation GitHub would not send (usually a user who blocked the org; skipped).
+func (p *OrgProvider) refused(err error, login, role string) userResult {
+	org := p.cfg.org
+	switch classifyInviteRefusal(err) {
+	case refusedLimit:
+		if p.s.invites.trip(p.gen) {
+			p.warn("GitHub's org invitation limit is used up (50, or 500 for older or paid orgs, per 24 hours): no more invitations are sent in this run",
+				"org", org, "user", login, "github", apiMessage(err))
+			return userResult{status: providers.Skipped,
+				warn: fmt.Sprintf("%s: not invited to %s: %v (%s); no more invitations are sent in this run", login, org, ErrInvitationLimit, apiMessage(err))}
+		}
+		p.s.invites.blocked(p.gen, login)
+		return userResult{status: providers.Skipped}
+	case refusedInvalid:
+		return failed(fmt.Errorf("setting %s to %s in %s: GitHub refused the request as invalid: %s", login, role, org, apiMessage(err)))
+	}
+	return skipped("%s: GitHub refused to make them %s of %s (%s); usually the user blocked the org or cannot be invited", login, role, org, apiMessage(err))
 }

@@ -87,6 +87,11 @@ func (s *session) graphql(ctx context.Context, query string, vars map[string]any
 			return nil, err
 		}
 		if !rateLimitedDoc(out.Errors) {
+			if len(out.Errors) > 0 && (len(out.Data) == 0 || string(out.Data) == "null") {
+				// GitHub refused the document as a whole (invalid, or not executed at all):
+				// no data, whatever paths its errors carry.
+				return nil, fmt.Errorf("GraphQL query refused: %s", errorsText(out.Errors))
+			}
 			return &out, nil
 		}
 		s.both(ctx, func(c *counters) { c.rateLimited.Add(1); c.retries.Add(1) })
@@ -386,6 +391,20 @@ type orgState struct {
 	roles   map[string]string // lower login → admin|member (active members)
 	logins  map[string]string // lower login → login as GitHub spells it
 	pending map[string]bool   // lower login → pending invitation
+	// viewer is the token's own login (GraphQL viewer, read with the member count): a user,
+	// or an app installation's bot ("<app>[bot]").
+	viewer string
+}
+
+// userToken reports whether the token is a user's (not an app installation's, whose viewer
+// is a bot): GitHub makes a user who creates a team its maintainer.
+func (o *orgState) userToken() bool {
+	return o.viewer != "" && !strings.HasSuffix(o.viewer, "[bot]")
+}
+
+// isViewer reports whether login is the token's own user.
+func (o *orgState) isViewer(login string) bool {
+	return o.viewer != "" && strings.EqualFold(o.viewer, login)
 }
 
 func (o *orgState) active(login string) bool {
@@ -518,7 +537,7 @@ func (s *session) readOrg(ctx context.Context, org string) (*orgState, error) {
 
 // readOrgOnce reads the org once; problem says why the lists are not consistent.
 func (s *session) readOrgOnce(ctx context.Context, org string, ghes, sequential bool) (st *orgState, problem string, err error) {
-	before, pending, err := s.countAndPending(ctx, org, !ghes)
+	before, pending, viewer, err := s.countAndPending(ctx, org, !ghes)
 	if err != nil {
 		return nil, "", err
 	}
@@ -529,11 +548,11 @@ func (s *session) readOrgOnce(ctx context.Context, org string, ghes, sequential 
 	if err := eg.Wait(); err != nil {
 		return nil, "", err
 	}
-	after, _, err := s.countAndPending(ctx, org, false)
+	after, _, _, err := s.countAndPending(ctx, org, false)
 	if err != nil {
 		return nil, "", err
 	}
-	st = &orgState{roles: map[string]string{}, logins: map[string]string{}, pending: map[string]bool{}}
+	st = &orgState{roles: map[string]string{}, logins: map[string]string{}, pending: map[string]bool{}, viewer: viewer}
 	var both []string
 	for _, l := range members {
 		k := strings.ToLower(l)
@@ -617,33 +636,39 @@ func (s *session) listMembers(ctx context.Context, org, role string, sequential 
 	return out, nil
 }
 
-// countAndPending reads the org's member count (GraphQL totalCount of membersWithRole) and,
-// with withPending, the logins with a pending invitation (100 per page; the count rides on
-// the first page's query).
-func (s *session) countAndPending(ctx context.Context, org string, withPending bool) (int, []string, error) {
-	var out []string
-	total := -1
+// countAndPending reads the org's member count (GraphQL totalCount of membersWithRole), the
+// token's own login (viewer, which rides along at no extra request) and, with withPending,
+// the logins with a pending invitation (100 per page; the count rides on the first page's
+// query).
+func (s *session) countAndPending(ctx context.Context, org string, withPending bool) (total int, pending []string, viewer string, err error) {
+	fail := func(err error) (int, []string, string, error) {
+		return 0, nil, "", fmt.Errorf("counting members and listing pending invitations: %w", err)
+	}
+	total = -1
 	cursor := ""
 	for range maxRounds * 10 {
 		var q string
 		vars := map[string]any{"org": org}
 		switch {
 		case !withPending:
-			q = `query($org: String!) { organization(login: $org) { membersWithRole(first: 1) { totalCount } } }`
+			q = `query($org: String!) { viewer { login } organization(login: $org) { membersWithRole(first: 1) { totalCount } } }`
 		case cursor == "":
-			q = `query($org: String!) { organization(login: $org) { membersWithRole(first: 1) { totalCount } pendingMembers(first: 100) { nodes { login } pageInfo { hasNextPage endCursor } } } }`
+			q = `query($org: String!) { viewer { login } organization(login: $org) { membersWithRole(first: 1) { totalCount } pendingMembers(first: 100) { nodes { login } pageInfo { hasNextPage endCursor } } } }`
 		default:
 			q = `query($org: String!, $c: String!) { organization(login: $org) { pendingMembers(first: 100, after: $c) { nodes { login } pageInfo { hasNextPage endCursor } } } }`
 			vars["c"] = cursor
 		}
 		resp, err := s.graphql(ctx, q, vars)
 		if err != nil {
-			return 0, nil, fmt.Errorf("counting members and listing pending invitations: %w", err)
+			return fail(err)
 		}
 		if len(resp.Errors) > 0 {
-			return 0, nil, fmt.Errorf("counting members and listing pending invitations: %s", errorsText(resp.Errors))
+			return fail(errors.New(errorsText(resp.Errors)))
 		}
 		var data struct {
+			Viewer *struct {
+				Login string `json:"login"`
+			} `json:"viewer"`
 			Organization *struct {
 				MembersWithRole *struct {
 					TotalCount int `json:"totalCount"`
@@ -657,10 +682,13 @@ func (s *session) countAndPending(ctx context.Context, org string, withPending b
 			} `json:"organization"`
 		}
 		if err := json.Unmarshal(resp.Data, &data); err != nil {
-			return 0, nil, fmt.Errorf("counting members and listing pending invitations: %w", err)
+			return fail(err)
 		}
 		if data.Organization == nil {
-			return 0, nil, errors.New("counting members: the organization does not exist or the token cannot see it")
+			return 0, nil, "", errors.New("counting members: the organization does not exist or the token cannot see it")
+		}
+		if data.Viewer != nil {
+			viewer = data.Viewer.Login
 		}
 		if mw := data.Organization.MembersWithRole; mw != nil {
 			total = mw.TotalCount
@@ -668,17 +696,17 @@ func (s *session) countAndPending(ctx context.Context, org string, withPending b
 		pm := data.Organization.PendingMembers
 		if pm == nil {
 			if total < 0 {
-				return 0, nil, errors.New("counting members: GitHub gave no totalCount")
+				return 0, nil, "", errors.New("counting members: GitHub gave no totalCount")
 			}
-			return total, out, nil
+			return total, pending, viewer, nil
 		}
 		for _, n := range pm.Nodes {
-			out = append(out, n.Login)
+			pending = append(pending, n.Login)
 		}
 		if !pm.PageInfo.HasNextPage {
-			return total, out, nil
+			return total, pending, viewer, nil
 		}
 		cursor = pm.PageInfo.EndCursor
 	}
-	return 0, nil, errors.New("listing pending invitations: too many pages")
+	return 0, nil, "", errors.New("listing pending invitations: too many pages")
 }

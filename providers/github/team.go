@@ -29,7 +29,13 @@ import (
 //     maintainers alone, so a missing key never demotes everyone.
 //   - team_privacy: closed or secret. Used when a team is created (default closed) and
 //     enforced on existing teams only when the key is set (the Ruby plugin forced closed on
-//     every update).
+//     every update). GitHub nests teams only under closed parents: a plan that names a
+//     secret parent (by its file, or as read from GitHub when no file makes it closed) is
+//     refused, naming both files.
+//
+// A team created with a user token gets its creator as maintainer (GitHub does that; an app
+// installation token adds nobody): the creator is removed again in the same apply unless the
+// team's file wants them, so one apply converges whichever the token.
 //
 // Teams are deleted only with `delete_teams: true` on the OU; that makes the OU own every
 // team of the org (teams without a file are deleted), so do not enable it when several OUs
@@ -45,8 +51,12 @@ type TeamProvider struct {
 	smu       sync.Mutex
 	snaps     map[string]*teamSnap // slug → team as read (or created) this run
 	leftOut   map[string][]string  // slug → desired members who are not org members
+	pending   map[string][]string  // slug → desired members whose invitation to the org is pending
 	createErr map[string]error     // slug → why its creation failed this run
 	parents   singleflight.Group   // parents looked up or created on demand
+
+	dmu    sync.Mutex
+	bySlug map[string]*providers.Group // desired teams by slug (Desire)
 }
 
 // slugify derives a team slug from a name as GitHub does: lower case, every run of
@@ -168,23 +178,81 @@ func (p *TeamProvider) Desire(_ *providers.Target, g *providers.Group) error {
 			return fmt.Errorf("team %s: team_privacy must be closed or secret, not %q", slug, v)
 		}
 		if v == "secret" && attrs["parent"] != nil {
-			return fmt.Errorf("team %s: a nested team (parent %s) cannot be secret", slug, attrs["parent"][0])
+			return fmt.Errorf("team %s (%s): a nested team (parent %s) cannot be secret", slug, fileOf(g), attrs["parent"][0])
 		}
 		attrs["privacy"] = []string{v}
 	}
 	g.Attrs = attrs
+	if err := p.recordTeam(slug, g); err != nil {
+		return err
+	}
 	p.record(g)
 	return nil
 }
 
+// fileOf names a desired team's file for messages.
+func fileOf(g *providers.Group) string {
+	if g.File != "" {
+		return g.File
+	}
+	return "the file of " + groupCN(g)
+}
+
+// secretParentError: GitHub nests teams only under closed (visible) parents ("When a team is
+// nested, the privacy for parent teams cannot be secret"), so such a plan is refused before
+// anything is written instead of failing half-way through an apply.
+func secretParentError(child *providers.Group, parent string, parentWhere string) error {
+	return fmt.Errorf("team %s (%s) names %s as its parent_team_name, but %s is secret (%s): GitHub does not nest teams under a secret team; make %s closed (team_privacy: closed) or drop the parent",
+		slugOf(child), fileOf(child), parent, parent, parentWhere, parent)
+}
+
+// recordTeam indexes a desired team by slug and refuses a pair of desired teams where one is
+// the parent of the other and the parent asks to be secret (whichever file is seen first).
+func (p *TeamProvider) recordTeam(slug string, g *providers.Group) error {
+	p.dmu.Lock()
+	defer p.dmu.Unlock()
+	if p.bySlug == nil {
+		p.bySlug = map[string]*providers.Group{}
+	}
+	p.bySlug[slug] = g
+	if ps := first(g.Attrs["parent"]); ps != "" {
+		if par := p.bySlug[ps]; par != nil && first(par.Attrs["privacy"]) == "secret" {
+			return secretParentError(g, ps, fileOf(par)+" sets team_privacy: secret")
+		}
+	}
+	if first(g.Attrs["privacy"]) == "secret" {
+		var errs []error
+		for _, c := range p.bySlug {
+			if first(c.Attrs["parent"]) == slug {
+				errs = append(errs, secretParentError(c, slug, fileOf(g)+" sets team_privacy: secret"))
+			}
+		}
+		return errors.Join(errs...)
+	}
+	return nil
+}
+
 // LeftOut returns, per team slug, the desired members who were left out by the last Read
-// because they are not active members of the org (pending invitees included), as the Ruby
-// plugin ignores them. They are also logged as warnings.
+// because they are not members of the org (nor invited: see Pending), as the Ruby plugin
+// ignores them. They are also logged as warnings.
 func (p *TeamProvider) LeftOut() map[string][]string {
 	p.smu.Lock()
 	defer p.smu.Unlock()
 	out := map[string][]string{}
 	for k, v := range p.leftOut {
+		out[k] = slices.Clone(v)
+	}
+	return out
+}
+
+// Pending returns, per team slug, the desired members who were left out by the last Read
+// because their invitation to the org is pending: they join (or are added) once they accept,
+// and are never added again meanwhile.
+func (p *TeamProvider) Pending() map[string][]string {
+	p.smu.Lock()
+	defer p.smu.Unlock()
+	out := map[string][]string{}
+	for k, v := range p.pending {
 		out[k] = slices.Clone(v)
 	}
 	return out
@@ -202,6 +270,16 @@ func (p *TeamProvider) Read(ctx context.Context, t *providers.Target) (*provider
 		desired[slugOf(g)] = g
 	}
 	slugs := slices.Sorted(maps.Keys(desired))
+	// Parents named by desired teams but defined by no file are read too (in the same
+	// batches): their privacy decides whether the plan can nest under them, and their IDs
+	// spare a lookup when a child is created or moved.
+	var parentOnly []string
+	for _, d := range desired {
+		if ps := first(d.Attrs["parent"]); ps != "" && desired[ps] == nil && !slices.Contains(parentOnly, ps) {
+			parentOnly = append(parentOnly, ps)
+		}
+	}
+	slices.Sort(parentOnly)
 	var st *orgState
 	var snaps map[string]*teamSnap
 	eg, ectx := errgroup.WithContext(ctx)
@@ -211,14 +289,14 @@ func (p *TeamProvider) Read(ctx context.Context, t *providers.Target) (*provider
 		return err
 	})
 	eg.Go(func() error {
-		all := slugs
+		all := append(slices.Clip(slugs), parentOnly...)
 		if p.cfg.deleteTeams {
 			listed, err := p.s.listTeamSlugs(ectx, p.cfg.org)
 			if err != nil {
 				return err
 			}
 			for _, sl := range listed {
-				if desired[sl] == nil {
+				if desired[sl] == nil && !slices.Contains(parentOnly, sl) {
 					all = append(all, sl)
 				}
 			}
@@ -243,12 +321,17 @@ func (p *TeamProvider) Read(ctx context.Context, t *providers.Target) (*provider
 			parents[snap.Parent] = true
 		}
 	}
+	if err := secretParents(desired, snaps); err != nil {
+		return nil, err
+	}
 	out := &providers.State{Groups: map[string]*providers.Group{}}
-	leftOut := map[string][]string{}
+	leftOut, pending := map[string][]string{}, map[string][]string{}
 	var kept []string
 	for slug, snap := range snaps {
 		if desired[slug] == nil && parents[slug] {
-			kept = append(kept, slug)
+			if p.cfg.deleteTeams {
+				kept = append(kept, slug)
+			}
 			continue
 		}
 		g := &providers.Group{DN: "cn=" + slug + "," + p.cfg.base, CN: slug, Members: slices.Clone(snap.Members),
@@ -259,8 +342,12 @@ func (p *TeamProvider) Read(ctx context.Context, t *providers.Target) (*provider
 		}
 		if d := desired[slug]; d != nil {
 			g.DN, g.CN = d.DN, groupCN(d)
-			if lo := p.fold(g, d, st); len(lo) > 0 {
+			lo, pend := p.fold(g, d, st)
+			if len(lo) > 0 {
 				leftOut[slug] = lo
+			}
+			if len(pend) > 0 {
+				pending[slug] = pend
 			}
 		}
 		slices.Sort(g.Members)
@@ -278,20 +365,57 @@ func (p *TeamProvider) Read(ctx context.Context, t *providers.Target) (*provider
 		p.warn("users who are not members of the org are left out of the team", "org", p.cfg.org, "team", slug,
 			"users", strings.Join(leftOut[slug], ","))
 	}
+	for _, slug := range slices.Sorted(maps.Keys(pending)) {
+		n := int64(len(pending[slug]))
+		p.counters.pendingUsers.Add(n)
+		p.s.h.counters.pendingUsers.Add(n)
+		p.warn("users whose invitation to the org is pending are not in the team yet (pending): they are added once they accept, never invited again meanwhile",
+			"org", p.cfg.org, "team", slug, "users", strings.Join(pending[slug], ","))
+	}
 	p.smu.Lock()
-	p.snaps, p.leftOut, p.createErr = snaps, leftOut, map[string]error{}
+	p.snaps, p.leftOut, p.pending, p.createErr = snaps, leftOut, pending, map[string]error{}
 	p.smu.Unlock()
 	return out, nil
 }
 
-// fold shows desired members (and maintainers) who are not active org members as present.
-func (p *TeamProvider) fold(g, d *providers.Group, st *orgState) []string {
+// secretParents refuses desired teams whose parent is secret as read from GitHub while no
+// file makes it closed (a parent's file that sets team_privacy: secret is refused by Desire).
+func secretParents(desired map[string]*providers.Group, snaps map[string]*teamSnap) error {
+	var errs []error
+	for _, slug := range slices.Sorted(maps.Keys(desired)) {
+		d := desired[slug]
+		ps := first(d.Attrs["parent"])
+		if ps == "" {
+			continue
+		}
+		snap := snaps[ps]
+		if snap == nil || snap.Privacy != "secret" {
+			continue
+		}
+		par := desired[ps]
+		switch {
+		case par == nil:
+			errs = append(errs, secretParentError(d, ps, "it has no file in this OU and is secret on GitHub"))
+		case first(par.Attrs["privacy"]) == "":
+			errs = append(errs, secretParentError(d, ps, "secret on GitHub, and "+fileOf(par)+" does not set team_privacy"))
+		}
+	}
+	return errors.Join(errs...)
+}
+
+// fold shows desired members (and maintainers) who are not active org members as present:
+// left is those who are not in the org at all, pending those whose invitation to the org
+// (possibly sent by adding them to this team) is not accepted yet.
+func (p *TeamProvider) fold(g, d *providers.Group, st *orgState) (left, pending []string) {
 	cur := lowerSet(g.Members)
-	var left []string
 	for _, m := range d.Members {
 		if !cur[strings.ToLower(m)] && !st.active(m) {
 			g.Members = append(g.Members, m)
-			left = append(left, m)
+			if st.present(m) {
+				pending = append(pending, m)
+			} else {
+				left = append(left, m)
+			}
 		}
 	}
 	if want, ok := d.Attrs["maintainers"]; ok {
@@ -302,7 +426,7 @@ func (p *TeamProvider) fold(g, d *providers.Group, st *orgState) []string {
 			}
 		}
 	}
-	return left
+	return left, pending
 }
 
 func (p *TeamProvider) snap(slug string) *teamSnap {
@@ -367,6 +491,27 @@ func (p *TeamProvider) Apply(ctx context.Context, t *providers.Target, changes [
 				Err: fmt.Errorf("the GitHub team provider cannot apply %s changes", c.Kind)}
 		}
 	}
+	// A parent whose privacy changes (to closed: GitHub nests only under closed teams) is
+	// updated before any team is created under it or moved to it.
+	nesting := map[string]bool{}
+	for _, c := range changes {
+		if c.Kind == providers.CreateGroup || (c.Kind == providers.UpdateGroup && slices.Contains(c.AttrsChanged, "parent")) {
+			if ps := first(c.Desired.Attrs["parent"]); ps != "" {
+				nesting[ps] = true
+			}
+		}
+	}
+	var early, later []int
+	for _, i := range rest {
+		c := changes[i]
+		if c.Kind == providers.UpdateGroup && nesting[slugOf(c.Desired)] && slices.Contains(c.AttrsChanged, "privacy") {
+			early = append(early, i)
+		} else {
+			later = append(later, i)
+		}
+	}
+	forEach(len(early), p.writeSlots(), func(j int) { out[early[j]] = p.update(ctx, st, changes[early[j]]) })
+	rest = later
 	// Creates by level: a team whose parent is created in this run waits for it.
 	for len(pending) > 0 {
 		var level []int
@@ -382,27 +527,27 @@ func (p *TeamProvider) Apply(ctx context.Context, t *providers.Target, changes [
 			}
 			break
 		}
-		var wg sync.WaitGroup
 		for _, i := range level {
 			delete(pending, slugOf(changes[i].Desired))
-			wg.Go(func() { out[i] = p.create(ctx, st, changes[i]) })
 		}
-		wg.Wait()
+		forEach(len(level), p.writeSlots(), func(j int) { out[level[j]] = p.create(ctx, st, changes[level[j]]) })
 	}
-	var wg sync.WaitGroup
-	for _, i := range rest {
-		wg.Go(func() {
-			c := changes[i]
-			if c.Kind == providers.DeleteGroup {
-				out[i] = outcome(c, []userResult{p.deleteTeam(ctx, c)})
-			} else {
-				out[i] = p.update(ctx, st, c)
-			}
-		})
-	}
-	wg.Wait()
+	forEach(len(rest), p.writeSlots(), func(j int) {
+		i := rest[j]
+		c := changes[i]
+		if c.Kind == providers.DeleteGroup {
+			out[i] = outcome(c, []userResult{p.deleteTeam(ctx, c)})
+		} else {
+			out[i] = p.update(ctx, st, c)
+		}
+	})
 	return out
 }
+
+// writeSlots is the number of goroutines that write for one level of Apply (teams, then
+// the members of each team): the host's write limit, so no more goroutines wait than can
+// write.
+func (p *TeamProvider) writeSlots() int { return p.s.h.reg.opt.WriteConcurrency }
 
 func (p *TeamProvider) create(ctx context.Context, st *orgState, c *providers.Change) providers.Outcome {
 	d := c.Desired
@@ -442,7 +587,29 @@ func (p *TeamProvider) create(ctx context.Context, st *orgState, c *providers.Ch
 		}
 	}
 	rs = append(rs, p.members(ctx, st, slug, c, nil)...)
+	if !adopted {
+		if r, ok := p.dropCreator(ctx, st, slug, d.Members); ok {
+			rs = append(rs, r)
+		}
+	}
 	return outcome(c, rs)
+}
+
+// dropCreator undoes what GitHub does to a team created with a user token ("When you create
+// a new team, you automatically become a team maintainer"; an app installation token adds
+// nobody): the token's user is removed again unless the team wants them (then the member
+// writes already gave them the role the file asks for). Without it, every team created by
+// a user token would show its creator as a removal in the next plan.
+func (p *TeamProvider) dropCreator(ctx context.Context, st *orgState, slug string, want []string) (userResult, bool) {
+	if !st.userToken() || lowerSet(want)[strings.ToLower(st.viewer)] {
+		return userResult{}, false
+	}
+	r := p.removeMember(ctx, slug, st.viewer)
+	if r.status == providers.Applied || r.status == providers.AlreadyInState {
+		// The creator's own membership is not a change of the plan: report it as done.
+		r = userResult{status: providers.AlreadyInState}
+	}
+	return r, true
 }
 
 // ensureParent returns the database ID of a parent team: from this run's read or creates,
@@ -472,9 +639,15 @@ func (p *TeamProvider) ensureParent(ctx context.Context, slug string) (int64, *u
 			return s.ID, nil
 		}
 		p.warn("creating a parent team that no file of the OU defines", "team", slug)
-		s, _, r := p.createTeam(ctx, slug, slug, "closed", nil)
+		s, adopted, r := p.createTeam(ctx, slug, slug, "closed", nil)
 		if r.status != providers.Applied {
 			return nil, r.err
+		}
+		if st, err := p.orgState(ctx); err == nil && !adopted {
+			// A parent created on demand has no members, as the Ruby plugin creates it.
+			if r, ok := p.dropCreator(ctx, st, slug, nil); ok && r.err != nil {
+				p.warn("could not remove the token's user from a parent team it created", "team", slug, "err", r.err.Error())
+			}
 		}
 		return s.ID, nil
 	})
@@ -693,20 +866,17 @@ func (p *TeamProvider) members(ctx context.Context, st *orgState, slug string, c
 		}
 	}
 	rs := make([]userResult, len(ops))
-	var wg sync.WaitGroup
-	for i, o := range ops {
-		wg.Go(func() {
-			if o.role == "" {
-				rs[i] = p.removeMember(ctx, slug, o.login)
-			} else {
-				rs[i] = p.putMember(ctx, st, slug, o.login, o.role)
-			}
-			if rs[i].warn != "" {
-				p.warn(rs[i].warn)
-			}
-		})
-	}
-	wg.Wait()
+	forEach(len(ops), p.writeSlots(), func(i int) {
+		o := ops[i]
+		if o.role == "" {
+			rs[i] = p.removeMember(ctx, slug, o.login)
+		} else {
+			rs[i] = p.putMember(ctx, st, slug, o.login, o.role)
+		}
+		if rs[i].warn != "" {
+			p.warn(rs[i].warn)
+		}
+	})
 	return rs
 }
 
@@ -730,6 +900,12 @@ func (p *TeamProvider) putMember(ctx context.Context, st *orgState, slug, login,
 		return err
 	})
 	r := p.putResult(m, err, slug, login, role)
+	if r.status == providers.Applied && m.GetState() == "pending" {
+		// They left the org since it was read: GitHub invited them back for this team. The
+		// next plan sees the pending invitation and does not add them again.
+		st.set(login, "member", "pending")
+		r.warn = fmt.Sprintf("%s: no longer an org member, so GitHub invited them to %s for team %s; the membership is pending until they accept", login, org, slug)
+	}
 	p.logWrite("set team membership", r, "team", slug, "user", login, "role", role)
 	return r
 }
@@ -738,6 +914,9 @@ func (p *TeamProvider) putResult(m *gh.Membership, err error, slug, login, role 
 	org := p.cfg.org
 	switch code := httpStatus(err); {
 	case err == nil:
+	case code == http.StatusUnprocessableEntity && classifyInviteRefusal(err) == refusedLimit:
+		// They left the org since it was read, so the add would have invited them back.
+		return skipped("%s: not added to team %s: no longer an org member, and %v (%s)", login, slug, ErrInvitationLimit, apiMessage(err))
 	case code == http.StatusUnprocessableEntity:
 		return skipped("%s: GitHub refused to add them to team %s as %s (%s)", login, slug, role, apiMessage(err))
 	case code == http.StatusNotFound && p.cfg.ignoreNotFound:

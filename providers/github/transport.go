@@ -22,6 +22,7 @@ type counters struct {
 	rest, graphql, conns, retries, rateLimited atomic.Int64
 	rateWait, backoffWait                      atomic.Int64 // nanoseconds
 	writes, skippedUsers, warnings             atomic.Int64
+	pendingUsers                               atomic.Int64
 }
 
 func (c *counters) snapshot() map[string]int64 {
@@ -35,6 +36,7 @@ func (c *counters) snapshot() map[string]int64 {
 		"backoff_wait_ms":    c.backoffWait.Load() / int64(time.Millisecond),
 		"writes":             c.writes.Load(),
 		"skipped_users":      c.skippedUsers.Load(),
+		"pending_users":      c.pendingUsers.Load(),
 		"warnings":           c.warnings.Load(),
 	}
 }

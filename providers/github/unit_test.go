@@ -231,7 +231,7 @@ func TestPlannedTeamRemovalIsSentWhateverTheOrgSnapshotSays(t *testing.T) {
 	// The snapshot says frank is not an org member (it is older than his joining, or the
 	// member list missed him), but GitHub has him in the team: the planned removal must be
 	// sent, not reported as already done.
-	f := fakegithub.New(fakegithub.Options{Token: "tok"})
+	f := fakegithub.New(fakegithub.Options{Token: "tok", Schema: fakegithub.TestSchema(t)})
 	defer f.Close()
 	f.SetMember("acme", "alice", "member")
 	f.SetMember("acme", "frank", "member")
@@ -259,7 +259,7 @@ func TestPlannedTeamRemovalIsSentWhateverTheOrgSnapshotSays(t *testing.T) {
 }
 
 func TestInvalidLoginNeverReachesATeamPath(t *testing.T) {
-	f := fakegithub.New(fakegithub.Options{Token: "tok"})
+	f := fakegithub.New(fakegithub.Options{Token: "tok", Schema: fakegithub.TestSchema(t)})
 	defer f.Close()
 	f.SetMember("acme", "alice", "member")
 	f.AddTeam("acme", fakegithub.TeamSpec{Name: "eng", Members: []string{"alice"}})
@@ -287,5 +287,81 @@ func TestInvalidLoginNeverReachesATeamPath(t *testing.T) {
 	}
 	if _, ok := f.Team("acme", "eng"); !ok {
 		t.Fatal("team eng deleted")
+	}
+}
+
+func TestClassifyInviteRefusal(t *testing.T) {
+	resp := func(code int) *http.Response { return &http.Response{StatusCode: code, Request: &http.Request{}} }
+	for _, tc := range []struct {
+		name string
+		err  error
+		want inviteRefusal
+	}{
+		{"limit in a field error", &gh.ErrorResponse{Response: resp(422), Message: "Validation Failed",
+			Errors: []gh.Error{{Resource: "OrganizationInvitation", Code: "unprocessable", Field: "data", Message: "Over invitation rate limit"}}}, refusedLimit},
+		{"limit in the message", &gh.ErrorResponse{Response: resp(422), Message: "You have exceeded the invitation limit for this organization"}, refusedLimit},
+		{"invalid role", &gh.ErrorResponse{Response: resp(422), Message: "Validation Failed",
+			Errors: []gh.Error{{Resource: "OrganizationInvitation", Code: "invalid", Field: "role"}}}, refusedInvalid},
+		{"no reason given (a user who blocked the org)", &gh.ErrorResponse{Response: resp(422), Message: "Validation Failed",
+			Errors: []gh.Error{{Resource: "OrganizationInvitation", Code: "unprocessable", Field: "data"}}}, refusedOther},
+		{"not a 422", &gh.ErrorResponse{Response: resp(403), Message: "rate limit"}, refusedOther},
+		{"not a GitHub error", errors.New("rate limit"), refusedOther},
+	} {
+		if got := classifyInviteRefusal(tc.err); got != tc.want {
+			t.Errorf("%s: %d, want %d", tc.name, got, tc.want)
+		}
+	}
+}
+
+// TestRefusedDocumentIsAnError: GitHub answers an invalid document with 200, errors whose
+// path starts at the operation, and no data; the client reports GitHub's message instead of
+// taking a path element for a failed alias or the missing data for a missing organization.
+func TestRefusedDocumentIsAnError(t *testing.T) {
+	f := fakegithub.New(fakegithub.Options{Token: "tok", Schema: fakegithub.TestSchema(t)})
+	defer f.Close()
+	if _, err := fakegithub.DefaultSchema(); err != nil {
+		t.Skip("GitHub's published schema is not available")
+	}
+	f.AddOrg("acme")
+	p := teamProvider(t, f)
+	_, err := p.s.graphql(context.Background(), `query($org: String!) { organization(login: $org) { t0: team(slug: "x") { slug inventedField } } }`,
+		map[string]any{"org": "acme"})
+	if err == nil || !strings.Contains(err.Error(), "GraphQL query refused: Field 'inventedField' doesn't exist on type 'Team'") {
+		t.Fatalf("err %v", err)
+	}
+}
+
+// TestOrgApplyRechecksSafety: Apply refuses on its own a set of changes that would demote the
+// token's own user, for callers that apply changes they did not plan with Read.
+func TestOrgApplyRechecksSafety(t *testing.T) {
+	f := fakegithub.New(fakegithub.Options{Token: "tok", TokenUser: "alice", Schema: fakegithub.TestSchema(t)})
+	defer f.Close()
+	f.SetMember("acme", "alice", "admin")
+	f.SetMember("acme", "bob", "member")
+	settings, _, err := yaml11.Parse([]byte("org: acme\ntoken: tok\n"), yaml11.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := NewRegistry(Options{BaseURL: f.URL() + "/"})
+	defer r.Close()
+	pv, err := r.Provider(&config.OU{Key: "github/org", Type: "github_org", Base: "ou=org,dc=example,dc=net", Settings: settings})
+	if err != nil {
+		t.Fatal(err)
+	}
+	p := pv.(*OrgProvider)
+	admin := &providers.Group{DN: "cn=admin,ou=org,dc=example,dc=net", CN: "admin", Members: []string{"bob"}}
+	member := &providers.Group{DN: "cn=member,ou=org,dc=example,dc=net", CN: "member", Members: []string{"alice"}}
+	f.ResetStats()
+	out := p.Apply(context.Background(), &providers.Target{}, []*providers.Change{
+		{Kind: providers.UpdateGroup, DN: admin.DN, Desired: admin, Add: []string{"bob"}, Remove: []string{"alice"}},
+		{Kind: providers.UpdateGroup, DN: member.DN, Desired: member, Add: []string{"alice"}, Remove: []string{"bob"}},
+	})
+	for _, o := range out {
+		if o.Status != providers.Failed || !errors.Is(o.Err, ErrUnsafeOrgChange) {
+			t.Errorf("%s: %s %v", o.Change, o.Status, o.Err)
+		}
+	}
+	if st := f.Stats(); st.Writes != 0 {
+		t.Errorf("wrote %v", st.Requests)
 	}
 }

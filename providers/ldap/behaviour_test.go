@@ -455,11 +455,6 @@ func TestPersonDNEscapingRoundTrips(t *testing.T) {
 		t.Errorf("uids on the server %q, want %q", got, want)
 	}
 	// Read back: the same uids, so a second plan is empty.
-	if os.Getenv("ENTITLEMENTS_TEST_ISSUE8") == "" {
-		// The server stores the escapes as hex (o\2Cbrien) and the provider does not decode
-		// them yet: issue 8 (branch i-ldap) fixes the DN handling. Remove this skip then.
-		t.Skip("read-back of escaped uids: issue 8")
-	}
 	reg2 := ldapprov.NewRegistry(ldapprov.Options{})
 	defer reg2.Close()
 	p2, _ := reg2.Provider(ou)

@@ -22,7 +22,8 @@ import (
 
 // Options tune the provider. Zero fields take the documented defaults.
 type Options struct {
-	// PoolSize is the number of bound connections per server. Default 2.
+	// PoolSize is the number of bound connections per server, and so the number of paged
+	// searches (base reads) that can run at once. Default 2.
 	PoolSize int
 	// WriteConcurrency bounds writes in flight per target. Default 4.
 	WriteConcurrency int
@@ -91,6 +92,20 @@ type Service struct {
 type baseRead struct {
 	missing bool
 	entries []*goldap.Entry
+
+	indexOnce sync.Once
+	index     map[string]*goldap.Entry // by DN key, built on the first lookup
+}
+
+// entry returns the entry of the read whose DN has key k, or nil.
+func (b *baseRead) entry(k string) *goldap.Entry {
+	b.indexOnce.Do(func() {
+		b.index = make(map[string]*goldap.Entry, len(b.entries))
+		for _, e := range b.entries {
+			b.index[dn.Normalize(e.DN)] = e
+		}
+	})
+	return b.index[k]
 }
 
 // Counters returns the service's counters.
@@ -140,18 +155,13 @@ func (r *Registry) connConfig(m *yaml11.Node) ConnConfig {
 
 // readBase reads every entry directly under base once per run (one paged, single-level
 // search). A single-level search keeps nested OUs apart: the groups of
-// ou=child,ou=parent are not groups of ou=parent. A successful search proves the base exists.
+// ou=child,ou=parent are not groups of ou=parent. A successful search proves the base
+// exists; "no such object" proves it missing; any other failure is an error.
 func (s *Service) readBase(ctx context.Context, base string) (*baseRead, error) {
 	return s.bases.Get(ctx, dn.Normalize(base), func(ctx context.Context) (*baseRead, error) {
-		var res *goldap.SearchResult
-		err := s.pool.do(ctx, func(c *goldap.Conn) error {
-			s.counters.Searches.Add(1)
-			req := goldap.NewSearchRequest(base, goldap.ScopeSingleLevel, goldap.NeverDerefAliases, 0, 0, false,
-				"(cn=*)", []string{"*"}, nil)
-			var err error
-			res, err = c.SearchWithPaging(req, s.cfg.PageSize)
-			return err
-		})
+		req := goldap.NewSearchRequest(base, goldap.ScopeSingleLevel, goldap.NeverDerefAliases, 0, 0, false,
+			"(cn=*)", []string{"*"}, nil)
+		entries, err := s.pool.search(ctx, req)
 		if goldap.IsErrorWithCode(err, goldap.LDAPResultNoSuchObject) {
 			return &baseRead{missing: true}, nil
 		}
@@ -159,7 +169,7 @@ func (s *Service) readBase(ctx context.Context, base string) (*baseRead, error) 
 			return nil, fmt.Errorf("searching %s: %w", base, err)
 		}
 		s.exists.Mark(base)
-		return &baseRead{entries: res.Entries}, nil
+		return &baseRead{entries: entries}, nil
 	})
 }
 
@@ -192,6 +202,7 @@ type Provider struct {
 	opt            Options
 	base           string
 	personDNFormat string
+	keyAttr        string // the attribute whose value is %KEY% in person_dn_format
 	plugin         string // "", GroupOfNames, PosixGroup, Dummy
 	createMissing  bool
 }
@@ -210,6 +221,7 @@ func (r *Registry) Provider(ou *config.OU) (*Provider, error) {
 	p := &Provider{svc: svc, opt: r.opt, base: ou.Base}
 	if v := m.Get("person_dn_format"); v != nil {
 		p.personDNFormat = v.Text()
+		p.keyAttr = keyAttr(p.personDNFormat)
 	}
 	if v := m.Get("create_if_missing"); v != nil && v.Kind == yaml11.Bool {
 		p.createMissing = v.Bool
@@ -270,7 +282,7 @@ func (p *Provider) Read(ctx context.Context, t *providers.Target) (*providers.St
 		return st, nil
 	}
 	for _, e := range br.entries {
-		g, err := entryGroup(e)
+		g, err := entryGroup(e, p.keyAttr)
 		if err != nil {
 			return nil, err
 		}
@@ -279,9 +291,25 @@ func (p *Provider) Read(ctx context.Context, t *providers.Target) (*providers.St
 	return st, nil
 }
 
+// keyAttr returns the attribute type whose value is %KEY% in the first RDN of a
+// person_dn_format ("uid" for uid=%KEY%,ou=People,...), or "".
+func keyAttr(format string) string {
+	d, err := dn.Parse(format)
+	if err != nil || len(d) == 0 {
+		return ""
+	}
+	for _, a := range d[0] {
+		if a.Value == "%KEY%" {
+			return a.Type
+		}
+	}
+	return ""
+}
+
 // entryGroup converts an LDAP entry into a group: members by object class, own DN dropped
-// (the empty-group convention), each member reduced to its first RDN value.
-func entryGroup(e *goldap.Entry) (*providers.Group, error) {
+// (the empty-group convention), each member reduced to its first RDN value, unescaped (the
+// value of keyAttr when that RDN is multi-valued).
+func entryGroup(e *goldap.Entry, keyAttr string) (*providers.Group, error) {
 	g := &providers.Group{DN: e.DN, Attrs: map[string][]string{}}
 	// The group's class decides its member attribute, in the reference's priority order
 	// whatever order the server lists the classes in. Other classes on the entry (top,
@@ -306,12 +334,24 @@ func entryGroup(e *goldap.Entry) (*providers.Group, error) {
 	if g.Description == "" {
 		g.Description = g.CN
 	}
-	self := dn.Normalize(e.DN)
+	self, selfErr := dn.Parse(e.DN)
+	selfCN, _ := self.FirstValue("")
 	for _, m := range e.GetEqualFoldAttributeValues(memberAttr) {
-		if dn.Normalize(m) == self {
+		d, err := dn.Parse(m)
+		if err != nil {
+			g.Members = append(g.Members, dn.FirstValueOf(m, keyAttr))
 			continue
 		}
-		g.Members = append(g.Members, dn.FirstValue(m))
+		v, ok := d.FirstValue(keyAttr)
+		if !ok {
+			v = m
+		}
+		// Members are parsed once; the full comparison with the group's own DN is made only
+		// for the few whose first value is the group's cn.
+		if selfErr == nil && strings.EqualFold(v, selfCN) && d.Key() == self.Key() {
+			continue
+		}
+		g.Members = append(g.Members, v)
 	}
 	slices.Sort(g.Members)
 	return g, nil
@@ -322,28 +362,56 @@ func (p *Provider) personDN(uid string) string {
 	return strings.ReplaceAll(p.personDNFormat, "%KEY%", dn.EscapeValue(uid))
 }
 
-// Prepare implements providers.Preparer: create the OU entry of a missing base.
+// Prepare implements providers.Preparer: create the OU entry of a missing base, and its
+// missing parent OUs first, so that nested bases are created in one run whatever the order
+// of their config keys.
 func (p *Provider) Prepare(ctx context.Context, t *providers.Target) error {
-	if p.svc.exists.Exists(p.base) {
+	d, err := dn.Parse(p.base)
+	if err != nil || len(d) == 0 {
+		return fmt.Errorf("base %q is not a DN: %v", p.base, err)
+	}
+	return p.svc.ensureOU(ctx, d)
+}
+
+// ensureOU creates the organizationalUnit d unless it is known to exist. When its parent is
+// missing too and is an OU, the parent is created first (recursively); other missing
+// ancestors (dc=, o=) are an error: they are not ours to invent.
+func (s *Service) ensureOU(ctx context.Context, d dn.DN) error {
+	name := d.String()
+	if s.exists.Exists(name) {
 		return nil
 	}
-	rdn := dn.Split(p.base)[0]
-	typ, val, _ := strings.Cut(rdn, "=")
-	req := goldap.NewAddRequest(p.base, nil)
-	req.Attribute("objectClass", []string{"organizationalUnit"})
-	if strings.EqualFold(strings.TrimSpace(typ), "ou") {
-		req.Attribute("ou", []string{strings.TrimSpace(val)})
+	err := s.addOU(ctx, d)
+	if goldap.IsErrorWithCode(err, goldap.LDAPResultNoSuchObject) && len(d) > 2 && isOU(d.Parent()[0]) {
+		if perr := s.ensureOU(ctx, d.Parent()); perr != nil {
+			return perr
+		}
+		err = s.addOU(ctx, d)
 	}
-	err := p.svc.pool.do(ctx, func(c *goldap.Conn) error {
-		p.svc.counters.Adds.Add(1)
+	if err != nil && !goldap.IsErrorWithCode(err, goldap.LDAPResultEntryAlreadyExists) {
+		return fmt.Errorf("creating %s: %w", name, err)
+	}
+	s.exists.Mark(name)
+	// A read of this base that found it missing (by this or another target) is stale now.
+	s.bases.Invalidate(d.Key())
+	return nil
+}
+
+func isOU(r dn.RDN) bool {
+	return slices.ContainsFunc(r, func(a dn.AVA) bool { return strings.EqualFold(a.Type, "ou") })
+}
+
+// addOU adds d as an organizationalUnit carrying its RDN's values.
+func (s *Service) addOU(ctx context.Context, d dn.DN) error {
+	req := goldap.NewAddRequest(d.String(), nil)
+	req.Attribute("objectClass", []string{"organizationalUnit"})
+	for _, a := range d[0] {
+		req.Attribute(a.Type, []string{a.Value})
+	}
+	return s.pool.do(ctx, func(c *goldap.Conn) error {
+		s.counters.Adds.Add(1)
 		return c.Add(req)
 	})
-	if err != nil && !goldap.IsErrorWithCode(err, goldap.LDAPResultEntryAlreadyExists) {
-		return fmt.Errorf("creating %s: %w", p.base, err)
-	}
-	p.svc.exists.Mark(p.base)
-	p.svc.bases.Invalidate(dn.Normalize(p.base))
-	return nil
 }
 
 // Apply implements providers.Provider: one LDAP operation per change (no pre-reads: the
@@ -532,22 +600,16 @@ func (r *Registry) PeopleLoader() func(ctx context.Context, src *config.PeopleSo
 				attrs = append(attrs, strings.ToLower(it.Text()))
 			}
 		}
-		var res *goldap.SearchResult
-		err = svc.pool.do(ctx, func(c *goldap.Conn) error {
-			svc.counters.Searches.Add(1)
-			req := goldap.NewSearchRequest(m.Get("base").Text(), goldap.ScopeWholeSubtree, goldap.NeverDerefAliases, 0, 0, false,
-				"("+goldap.EscapeFilter(uidAttr)+"=*)", attrs, nil)
-			var err error
-			res, err = c.SearchWithPaging(req, svc.cfg.PageSize)
-			return err
-		})
+		req := goldap.NewSearchRequest(m.Get("base").Text(), goldap.ScopeWholeSubtree, goldap.NeverDerefAliases, 0, 0, false,
+			"("+goldap.EscapeFilter(uidAttr)+"=*)", attrs, nil)
+		entries, err := svc.pool.search(ctx, req)
 		if err != nil {
 			// Never "zero people": that would empty every group.
 			return nil, fmt.Errorf("reading people from %s: %w", m.Get("base").Text(), err)
 		}
-		out := make([]people.Person, 0, len(res.Entries))
-		for _, e := range res.Entries {
-			p := people.Person{UID: dn.FirstValue(e.DN), Attrs: map[string]any{}}
+		out := make([]people.Person, 0, len(entries))
+		for _, e := range entries {
+			p := people.Person{UID: dn.FirstValueOf(e.DN, uidAttr), Attrs: map[string]any{}}
 			for _, a := range attrs {
 				vals := e.GetEqualFoldAttributeValues(a)
 				slices.Sort(vals)
@@ -608,15 +670,10 @@ func (g *GroupReader) ReadGroups(ctx context.Context, dns []string) (map[string]
 }
 
 func (g *GroupReader) lookup(ctx context.Context, svc *Service, d string) (*goldap.Entry, error) {
-	parts := dn.Split(d)
-	if len(parts) > 1 {
-		parent := strings.Join(parts[1:], ",")
-		if br, ok := svc.bases.Peek(dn.Normalize(parent)); ok && !br.missing {
-			norm := dn.Normalize(d)
-			for _, e := range br.entries {
-				if dn.Normalize(e.DN) == norm {
-					return e, nil
-				}
+	if parent, ok := dn.ParentKey(d); ok {
+		if br, ok := svc.bases.Peek(parent); ok && !br.missing {
+			if e := br.entry(dn.Normalize(d)); e != nil {
+				return e, nil
 			}
 			return nil, nil
 		}

@@ -153,7 +153,7 @@ func TestServerKilledWhileWritesAreInFlight(t *testing.T) {
 		t.Fatal(err)
 	}
 	f := func(ou *config.OU) (providers.Provider, error) { return reg.Provider(ou) }
-	opt := deploy.Options{Providers: map[string]deploy.Factory{"ldap": f, "member_of": f}}
+	opt := deploy.Options{Providers: map[string]deploy.Factory{"ldap": f, "member_of": f}, Guard: scenarioGuard()}
 	plan, err := deploy.Build(ctx, res, repo.Config(), opt)
 	if err != nil || plan.Err() != nil {
 		t.Fatalf("plan: %v %v", err, plan.Err())

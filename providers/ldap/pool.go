@@ -1,8 +1,3 @@
-// Package ldap is the LDAP provider of entitlements-go (github.com/go-ldap/ldap/v3): groups
-// of `ldap` OUs (groupOfUniqueNames, groupOfNames, posixGroup), missing OUs created on demand,
-// the member_of person attribute, the LDAP people source and the reader behind ldap_group
-// rules. It keeps a small pool of bound connections for the whole run, reads each managed
-// base with one search, and remembers which bases exist.
 package ldap
 
 import (
@@ -14,10 +9,12 @@ import (
 	"net"
 	"net/url"
 	"os"
+	"slices"
 	"sync"
 	"sync/atomic"
 	"time"
 
+	"github.com/entitlements-go/entitlements/internal/safefile"
 	goldap "github.com/go-ldap/ldap/v3"
 )
 
@@ -70,24 +67,30 @@ func (c *Counters) Snapshot() map[string]int64 {
 	}
 }
 
-// pool hands out bound connections round-robin. go-ldap's Conn multiplexes requests by
-// message ID, so several goroutines can use one connection; each connection is dialled and
-// bound once, before anyone else sees it, and is redialled lazily when it breaks (servers
-// close idle connections during long runs).
+// pool is a fixed set of slots, each holding at most one bound connection (dialled lazily,
+// redialled when it breaks). See the package documentation for the model: any number of
+// plain operations share a slot (go-ldap multiplexes requests by message ID), but a slot
+// carries at most one paged search at a time, from its first page to its last.
 type pool struct {
 	cfg      ConnConfig
 	tls      *tls.Config
 	counters *Counters
 
-	slots []slot
-	next  atomic.Uint64
+	mu    sync.Mutex
+	slots []*slot
+	// freed is closed (and replaced) whenever a paged search gives its slot back, waking
+	// the paged searches that wait for one.
+	freed chan struct{}
 }
 
-// slot holds one connection. Its mutex serialises (re)dialling, so concurrent users of an
-// empty slot wait for one dial instead of each opening a connection.
 type slot struct {
-	mu   sync.Mutex
-	conn *goldap.Conn
+	// dialMu serialises (re)dialling, so concurrent users of an empty slot wait for one
+	// dial instead of each opening a connection.
+	dialMu sync.Mutex
+	// Guarded by pool.mu:
+	conn  *goldap.Conn
+	users int  // operations holding the slot, paged or not
+	paged bool // a paged search is between its first and last page on this connection
 }
 
 func newPool(cfg ConnConfig, counters *Counters) (*pool, error) {
@@ -102,7 +105,7 @@ func newPool(cfg ConnConfig, counters *Counters) (*pool, error) {
 		ca = os.Getenv("LDAP_CACERT")
 	}
 	if ca != "" {
-		pem, err := os.ReadFile(ca)
+		pem, err := safefile.Read(ca, safefile.Options{})
 		if err != nil {
 			return nil, fmt.Errorf("reading LDAP CA file: %w", err)
 		}
@@ -112,22 +115,78 @@ func newPool(cfg ConnConfig, counters *Counters) (*pool, error) {
 		}
 		tc.RootCAs = roots
 	}
-	return &pool{cfg: cfg, tls: tc, counters: counters, slots: make([]slot, cfg.PoolSize)}, nil
+	p := &pool{cfg: cfg, tls: tc, counters: counters, freed: make(chan struct{})}
+	for range cfg.PoolSize {
+		p.slots = append(p.slots, &slot{})
+	}
+	return p, nil
 }
 
-// get returns a live bound connection, dialling one if its slot is empty or broken.
-func (p *pool) get(ctx context.Context) (*goldap.Conn, error) {
-	s := &p.slots[(p.next.Add(1)-1)%uint64(len(p.slots))]
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	if s.conn != nil && !s.conn.IsClosing() {
-		return s.conn, nil
+// acquire reserves a slot and returns its live connection. A paged reservation waits for a
+// slot that no other paged search holds; a plain one never waits. Among the eligible slots
+// the least busy wins, a connected one on a tie, so the pool opens a second connection only
+// when the first is in use. The caller must release the slot.
+func (p *pool) acquire(ctx context.Context, paged bool) (*slot, *goldap.Conn, error) {
+	for {
+		p.mu.Lock()
+		var best *slot
+		for _, s := range p.slots {
+			if paged && s.paged {
+				continue
+			}
+			if best == nil || s.users < best.users || s.users == best.users && best.conn == nil && s.conn != nil {
+				best = s
+			}
+		}
+		if best != nil {
+			best.users++
+			best.paged = best.paged || paged
+			p.mu.Unlock()
+			c, err := p.connect(ctx, best)
+			if err != nil {
+				p.release(best, paged)
+				return nil, nil, err
+			}
+			return best, c, nil
+		}
+		freed := p.freed
+		p.mu.Unlock()
+		select {
+		case <-ctx.Done():
+			return nil, nil, ctx.Err()
+		case <-freed:
+		}
+	}
+}
+
+func (p *pool) release(s *slot, paged bool) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	s.users--
+	if paged {
+		s.paged = false
+		close(p.freed)
+		p.freed = make(chan struct{})
+	}
+}
+
+// connect returns the slot's connection, dialling one if it is empty or broken.
+func (p *pool) connect(ctx context.Context, s *slot) (*goldap.Conn, error) {
+	s.dialMu.Lock()
+	defer s.dialMu.Unlock()
+	p.mu.Lock()
+	c := s.conn
+	p.mu.Unlock()
+	if c != nil && !c.IsClosing() {
+		return c, nil
 	}
 	c, err := p.dial(ctx)
 	if err != nil {
 		return nil, err
 	}
+	p.mu.Lock()
 	s.conn = c
+	p.mu.Unlock()
 	return c, nil
 }
 
@@ -163,14 +222,13 @@ func (p *pool) dial(ctx context.Context) (*goldap.Conn, error) {
 }
 
 func (p *pool) close() {
-	for i := range p.slots {
-		s := &p.slots[i]
-		s.mu.Lock()
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	for _, s := range p.slots {
 		if s.conn != nil {
 			s.conn.Close()
 			s.conn = nil
 		}
-		s.mu.Unlock()
 	}
 }
 
@@ -185,17 +243,24 @@ func isNetwork(err error) bool {
 	return errors.As(err, &ne)
 }
 
-// do runs op on a pooled connection. After a broken connection it redials and runs op again
-// once: callers only pass operations that are safe to repeat (reads, whole-attribute
-// replaces, adds/deletes whose "already done" answer they map to success).
+// do runs a plain operation (not a paged search) on a pooled connection; see run.
 func (p *pool) do(ctx context.Context, op func(*goldap.Conn) error) error {
+	return p.run(ctx, false, op)
+}
+
+// run runs op on a pooled connection, holding the slot for a paged search when paged. After
+// a broken connection it redials and runs op again once: callers only pass operations that
+// are safe to repeat (reads, whole-attribute replaces, adds/deletes whose "already done"
+// answer they map to success).
+func (p *pool) run(ctx context.Context, paged bool, op func(*goldap.Conn) error) error {
 	var err error
 	for attempt := 0; attempt < 2; attempt++ {
 		if attempt > 0 {
 			p.counters.Retries.Add(1)
 		}
+		var s *slot
 		var c *goldap.Conn
-		c, err = p.get(ctx)
+		s, c, err = p.acquire(ctx, paged)
 		if err != nil {
 			if isNetwork(err) || isDial(err) {
 				continue
@@ -203,12 +268,55 @@ func (p *pool) do(ctx context.Context, op func(*goldap.Conn) error) error {
 			return err
 		}
 		err = op(c)
+		if err != nil && isNetwork(err) {
+			c.Close()
+		}
+		p.release(s, paged)
 		if err == nil || !isNetwork(err) {
 			return err
 		}
-		c.Close()
 	}
 	return err
+}
+
+// search runs a search to its end and returns every entry, paging with the simple paged
+// results control (RFC 2696) at the configured page size: a server's size limit (500 by
+// default on OpenLDAP and Active Directory) caps a plain search, not a paged one. Every
+// page is counted as a search. The slot is held for paging from the first page to the
+// last, since servers keep one paged-results state per connection (OpenLDAP answers a
+// second paged search on the same connection by invalidating the first one's cookie).
+func (p *pool) search(ctx context.Context, req *goldap.SearchRequest) ([]*goldap.Entry, error) {
+	var entries []*goldap.Entry
+	err := p.run(ctx, true, func(c *goldap.Conn) error {
+		entries = entries[:0] // a retry starts over
+		paging := goldap.NewControlPaging(p.cfg.PageSize)
+		r := *req
+		r.Controls = append(slices.Clip(req.Controls), paging)
+		for {
+			p.counters.Searches.Add(1)
+			res, err := c.Search(&r)
+			if err != nil {
+				return err
+			}
+			entries = append(entries, res.Entries...)
+			next, _ := goldap.FindControl(res.Controls, goldap.ControlTypePaging).(*goldap.ControlPaging)
+			if next == nil || len(next.Cookie) == 0 {
+				return nil
+			}
+			paging.SetCookie(next.Cookie)
+			if err := ctx.Err(); err != nil {
+				// A page size of 0 tells the server to drop the search's state (RFC 2696 §3).
+				paging.PagingSize = 0
+				p.counters.Searches.Add(1)
+				c.Search(&r)
+				return err
+			}
+		}
+	})
+	if err != nil {
+		return nil, err
+	}
+	return entries, nil
 }
 
 func isDial(err error) bool {

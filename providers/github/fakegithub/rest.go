@@ -20,6 +20,10 @@ func lowerKey(orgLogin, slug string) string {
 func (s *Server) serveREST(w http.ResponseWriter, r *http.Request, p string) {
 	seg := strings.Split(strings.Trim(p, "/"), "/")
 	switch {
+	case len(seg) == 1 && seg[0] == "user" && r.Method == http.MethodGet:
+		s.authenticatedUser(w)
+	case len(seg) == 5 && seg[0] == "orgs" && seg[2] == "teams" && seg[4] == "invitations" && r.Method == http.MethodGet:
+		s.listTeamInvitations(w, r, seg[1], seg[3])
 	case len(seg) == 1 && seg[0] == "meta" && r.Method == http.MethodGet:
 		m := map[string]any{"verifiable_password_authentication": true}
 		if s.opt.GHES {
@@ -137,14 +141,82 @@ func (s *Server) listInvitations(w http.ResponseWriter, r *http.Request, orgLogi
 	lo, hi := page(w, r, len(keys))
 	out := make([]map[string]any, 0, hi-lo)
 	for _, k := range keys[lo:hi] {
-		role := "direct_member"
-		if o.pending[k] == "admin" {
-			role = "admin"
-		}
-		out = append(out, map[string]any{"id": userID(k), "login": s.users[k], "role": role})
+		out = append(out, s.invitationJSON(o, k))
 	}
 	s.mu.Unlock()
 	writeJSON(w, http.StatusOK, out)
+}
+
+func (s *Server) invitationJSON(o *org, k string) map[string]any {
+	role := "direct_member"
+	if o.pending[k].role == "admin" {
+		role = "admin"
+	}
+	return map[string]any{"id": userID(k), "login": s.users[k], "role": role, "invitation_source": "member",
+		"team_count": len(o.pending[k].teams)}
+}
+
+// listTeamInvitations lists the pending invitations that carry a team
+// (GET /orgs/{org}/teams/{slug}/invitations).
+func (s *Server) listTeamInvitations(w http.ResponseWriter, r *http.Request, orgLogin, slug string) {
+	s.mu.Lock()
+	o := s.org(orgLogin, false)
+	if o == nil || o.teams[strings.ToLower(slug)] == nil {
+		s.mu.Unlock()
+		notFound(w)
+		return
+	}
+	var keys []string
+	for k, inv := range o.pending {
+		if inv.teams[strings.ToLower(slug)] != "" {
+			keys = append(keys, k)
+		}
+	}
+	slices.Sort(keys)
+	lo, hi := page(w, r, len(keys))
+	out := make([]map[string]any, 0, hi-lo)
+	for _, k := range keys[lo:hi] {
+		out = append(out, s.invitationJSON(o, k))
+	}
+	s.mu.Unlock()
+	writeJSON(w, http.StatusOK, out)
+}
+
+// authenticatedUser is GET /user: the token's user; an installation token has none.
+func (s *Server) authenticatedUser(w http.ResponseWriter) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.opt.TokenUser == "" {
+		writeJSON(w, http.StatusForbidden, map[string]any{"message": "Resource not accessible by integration",
+			"documentation_url": "https://docs.github.com/rest/users/users#get-the-authenticated-user", "status": "403"})
+		return
+	}
+	writeJSON(w, http.StatusOK, s.user(s.viewerKey()))
+}
+
+// inviteRefusal is GitHub's 422 to an invitation that cannot be sent: the 24-hour limit is
+// used up, or the user blocked the org. Called with s.mu held; "" when it may be sent.
+func (s *Server) inviteRefusal(o *org, k string) string {
+	switch {
+	case o.blocked[k]:
+		return "blocked"
+	case !s.invitationAllowed(false):
+		return "limit"
+	}
+	return ""
+}
+
+// refuseInvite answers the 422 of inviteRefusal. GitHub documents the limit (50, or 500 per
+// 24 h) but not its answer's wording; the fake words it as an unprocessable invitation "over
+// invitation rate limit", and a blocked user as an unprocessable invitation without detail.
+func refuseInvite(w http.ResponseWriter, why string) {
+	e := map[string]any{"resource": "OrganizationInvitation", "code": "unprocessable", "field": "data"}
+	if why == "limit" {
+		e["message"] = "Over invitation rate limit"
+	}
+	writeJSON(w, http.StatusUnprocessableEntity, map[string]any{"message": "Validation Failed",
+		"errors":            []map[string]any{e},
+		"documentation_url": "https://docs.github.com/rest/orgs/members#set-organization-membership-for-a-user"})
 }
 
 func decodeBody(r *http.Request) (map[string]json.RawMessage, error) {
@@ -194,8 +266,8 @@ func (s *Server) orgMembership(w http.ResponseWriter, r *http.Request, orgLogin,
 		switch {
 		case o.members[k] != "":
 			reply("active", o.members[k])
-		case o.pending[k] != "":
-			reply("pending", o.pending[k])
+		case o.pending[k] != nil:
+			reply("pending", o.pending[k].role)
 		default:
 			notFound(w)
 		}
@@ -205,19 +277,30 @@ func (s *Server) orgMembership(w http.ResponseWriter, r *http.Request, orgLogin,
 			role = "member"
 		}
 		if role != "admin" && role != "member" {
-			unprocessable(w, "role is not valid")
+			writeJSON(w, http.StatusUnprocessableEntity, map[string]any{"message": "Validation Failed",
+				"errors":            []map[string]any{{"resource": "OrganizationInvitation", "code": "invalid", "field": "role"}},
+				"documentation_url": "https://docs.github.com/rest/orgs/members#set-organization-membership-for-a-user"})
 			return
 		}
 		switch {
 		case o.members[k] != "":
 			o.members[k] = role
 			reply("active", role)
-		case s.opt.AutoAccept:
-			delete(o.pending, k)
-			o.members[k] = role
-			reply("active", role)
+		case o.pending[k] != nil:
+			o.pending[k].role = role
+			reply("pending", role)
 		default:
-			o.pending[k] = role
+			if why := s.inviteRefusal(o, k); why != "" {
+				refuseInvite(w, why)
+				return
+			}
+			s.invitationAllowed(true)
+			o.pending[k] = &invite{role: role, teams: map[string]string{}}
+			if s.opt.AutoAccept {
+				s.accept(o, k)
+				reply("active", role)
+				return
+			}
 			reply("pending", role)
 		}
 	case http.MethodDelete:
@@ -227,7 +310,7 @@ func (s *Server) orgMembership(w http.ResponseWriter, r *http.Request, orgLogin,
 			for _, t := range o.teams {
 				delete(t.members, k)
 			}
-		case o.pending[k] != "":
+		case o.pending[k] != nil:
 			delete(o.pending, k)
 		default:
 			notFound(w)
@@ -318,9 +401,12 @@ func (s *Server) setParentAndPrivacy(o *org, t *team, body map[string]json.RawMe
 				return "parent team does not exist"
 			}
 			for a := p; a != nil; a = a.parent {
-				if a == t {
+				if a.id == t.id && t.id != 0 {
 					return "a team cannot be its own ancestor"
 				}
+			}
+			if p.privacy == "secret" {
+				return "A parent team cannot be secret: nested teams and their parents must be closed (visible)"
 			}
 			t.parent = p
 		}
@@ -338,6 +424,13 @@ func (s *Server) setParentAndPrivacy(o *org, t *team, body map[string]json.RawMe
 	}
 	if t.parent != nil && t.privacy == "secret" {
 		return "a nested team cannot be secret"
+	}
+	if t.privacy == "secret" && t.id != 0 {
+		for _, c := range o.teams {
+			if c.parent != nil && c.parent.id == t.id {
+				return "A parent team cannot be secret: nested teams and their parents must be closed (visible)"
+			}
+		}
 	}
 	return ""
 }
@@ -373,6 +466,10 @@ func (s *Server) createTeam(w http.ResponseWriter, r *http.Request, orgLogin str
 	}
 	t.id = s.newID()
 	o.teams[slug] = t
+	if s.opt.TokenUser != "" {
+		// "When you create a new team, you automatically become a team maintainer."
+		t.members[s.viewerKey()] = "maintainer"
+	}
 	writeJSON(w, http.StatusCreated, s.teamJSON(t, o))
 }
 
@@ -446,17 +543,21 @@ func (s *Server) teamMembership(w http.ResponseWriter, r *http.Request, orgLogin
 		return
 	}
 	t := o.teams[strings.ToLower(slug)]
-	reply := func(role string) {
-		writeJSON(w, http.StatusOK, map[string]any{"state": "active", "role": role,
+	reply := func(state, role string) {
+		writeJSON(w, http.StatusOK, map[string]any{"state": state, "role": role,
 			"url": fmt.Sprintf("/orgs/%s/teams/%s/memberships/%s", o.login, t.slug, s.users[k])})
 	}
+	inv := o.pending[k]
 	switch r.Method {
 	case http.MethodGet:
-		if t.members[k] == "" {
+		switch {
+		case t.members[k] != "":
+			reply("active", t.members[k])
+		case inv != nil && inv.teams[t.slug] != "":
+			reply("pending", inv.teams[t.slug])
+		default:
 			notFound(w)
-			return
 		}
-		reply(t.members[k])
 	case http.MethodPut:
 		role, _ := rawString(body, "role")
 		if role == "" {
@@ -467,17 +568,33 @@ func (s *Server) teamMembership(w http.ResponseWriter, r *http.Request, orgLogin
 			return
 		}
 		if o.members[k] == "" {
-			unprocessable(w, "User is not a member of the organization")
+			// GitHub invites a user who is not an org member to the org, for this team: the
+			// membership is pending until they accept.
+			if inv == nil {
+				if why := s.inviteRefusal(o, k); why != "" {
+					refuseInvite(w, why)
+					return
+				}
+				s.invitationAllowed(true)
+				inv = &invite{role: "member", teams: map[string]string{}}
+				o.pending[k] = inv
+			}
+			inv.teams[t.slug] = role
+			reply("pending", role)
 			return
 		}
 		t.members[k] = role
-		reply(role)
+		reply("active", role)
 	case http.MethodDelete:
-		if t.members[k] == "" {
+		switch {
+		case t.members[k] != "":
+			delete(t.members, k)
+		case inv != nil && inv.teams[t.slug] != "":
+			delete(inv.teams, t.slug)
+		default:
 			notFound(w)
 			return
 		}
-		delete(t.members, k)
 		w.WriteHeader(http.StatusNoContent)
 	default:
 		notFound(w)

@@ -6,14 +6,21 @@
 //
 // The real go-github client talks to it: REST is served both at the root (for a client whose
 // BaseURL is URL()+"/") and under /api/v3 (for GitHub Enterprise-style URLs, APIURL()), and
-// GraphQL at /graphql, /api/graphql and /api/v3/graphql. GraphQL documents are really parsed
-// (aliases, variables, nested selections) and checked against a small schema subset, so a
-// client bug such as an undeclared variable fails here as it would against GitHub.
+// GraphQL at /graphql, /api/graphql and /api/v3/graphql. GraphQL documents are parsed with
+// gqlparser and, given GitHub's published schema (Options.Schema), validated against it with
+// their variables before anything is executed, so a client bug such as an invented field or
+// an undeclared variable fails here as it would against GitHub (HTTP 200 with `errors`).
 //
-// Behaviour chosen where GitHub's is unknown or unhelpful for tests:
-//   - adding a user who is not an active org member to a team answers 422 (GitHub would send
-//     an invitation);
-//   - the creator of a team is not made its maintainer;
+// GitHub behaviours the fake has:
+//   - the token is a user's (Options.TokenUser) or an app installation's: GraphQL `viewer` is
+//     that user or the app's bot, GET /user answers 403 for an installation, and a team
+//     created with a user token gets its creator as maintainer (GitHub: "When you create a
+//     new team, you automatically become a team maintainer");
+//   - a nested team cannot be secret, neither the child nor its parent (422);
+//   - adding a user who is not an org member to a team sends them an org invitation for that
+//     team and answers state "pending"; they join the team when they accept;
+//   - org invitations are limited per 24 h (Options.InvitationLimit; GitHub: 50, 500 for
+//     older or paid orgs), and a user can block the org (Server.Block): both answer 422;
 //   - org invitations stay pending unless Options.AutoAccept is set.
 package fakegithub
 
@@ -54,6 +61,19 @@ type Options struct {
 	// MaxHang bounds how long a Hang fault holds a request whose client never gives up.
 	// Default 30 s.
 	MaxHang time.Duration
+	// Schema is GitHub's published GraphQL schema (LoadSchema, TestSchema): every document
+	// and its variables are validated against it before they are executed. Nil: documents
+	// are parsed and executed without validation.
+	Schema *Schema
+	// TokenUser is the login of the user the token belongs to (a personal or OAuth token).
+	// Empty: the token is a GitHub App installation token, whose viewer is AppSlug+"[bot]".
+	TokenUser string
+	// AppSlug names the app of an installation token. Default "entitlements".
+	AppSlug string
+	// InvitationLimit is the number of org invitations the token may send per 24 h (each
+	// org membership PUT or team membership PUT that invites someone counts); once used up
+	// they answer 422 "Over invitation rate limit". 0: no limit.
+	InvitationLimit int
 }
 
 // Server is the fake. Create it with New and stop it with Close.
@@ -71,13 +91,24 @@ type Server struct {
 	hook     func(*http.Request)
 	stats    Stats
 	windows  map[string]*rateWindow
+	invites  []time.Time // org invitations sent, for InvitationLimit
+
+	docMu sync.Mutex
+	docs  map[string]parsedDoc // query text → parsed and validated document
 }
 
 type org struct {
 	login   string
-	members map[string]string // lower login → admin|member
-	pending map[string]string // lower login → admin|member
-	teams   map[string]*team  // slug → team
+	members map[string]string  // lower login → admin|member
+	pending map[string]*invite // lower login → pending invitation
+	blocked map[string]bool    // lower login → the user blocked the org
+	teams   map[string]*team   // slug → team
+}
+
+// invite is a pending org invitation, with the teams the user joins on accepting.
+type invite struct {
+	role  string            // admin|member
+	teams map[string]string // slug → member|maintainer
 }
 
 type team struct {
@@ -133,8 +164,11 @@ func New(opt Options) *Server {
 	if opt.MaxHang <= 0 {
 		opt.MaxHang = 30 * time.Second
 	}
+	if opt.AppSlug == "" {
+		opt.AppSlug = "entitlements"
+	}
 	s := &Server{opt: opt, users: map[string]string{}, orgs: map[string]*org{}, nextID: 1000,
-		aliasErr: map[string]int{}, latency: opt.Latency, windows: map[string]*rateWindow{},
+		aliasErr: map[string]int{}, latency: opt.Latency, windows: map[string]*rateWindow{}, docs: map[string]parsedDoc{},
 		stats: Stats{Requests: map[string]int{}}}
 	s.srv = httptest.NewUnstartedServer(s)
 	s.srv.Config.ConnState = func(_ net.Conn, st http.ConnState) {
@@ -145,7 +179,29 @@ func New(opt Options) *Server {
 		}
 	}
 	s.srv.Start()
+	if opt.TokenUser != "" {
+		s.addUser(opt.TokenUser)
+	}
+	s.addUser(s.botLogin())
 	return s
+}
+
+func (s *Server) botLogin() string { return s.opt.AppSlug + "[bot]" }
+
+// viewerKey is the lower-case login of the token's user (or app bot).
+func (s *Server) viewerKey() string {
+	if s.opt.TokenUser != "" {
+		return strings.ToLower(s.opt.TokenUser)
+	}
+	return strings.ToLower(s.botLogin())
+}
+
+// login is a known user's login as spelled when first seen.
+func (s *Server) login(k string) string {
+	if l, ok := s.users[k]; ok {
+		return l
+	}
+	return k
 }
 
 // Close stops the server.
@@ -204,7 +260,8 @@ func (s *Server) org(login string, create bool) *org {
 	k := strings.ToLower(login)
 	o := s.orgs[k]
 	if o == nil && create {
-		o = &org{login: login, members: map[string]string{}, pending: map[string]string{}, teams: map[string]*team{}}
+		o = &org{login: login, members: map[string]string{}, pending: map[string]*invite{}, blocked: map[string]bool{},
+			teams: map[string]*team{}}
 		s.orgs[k] = o
 	}
 	return o
@@ -258,20 +315,80 @@ func (s *Server) Invite(orgLogin, login, role string) {
 	defer s.mu.Unlock()
 	o := s.org(orgLogin, true)
 	k := s.addUser(login)
-	o.pending[k] = role
+	if inv := o.pending[k]; inv != nil {
+		inv.role = role
+		return
+	}
+	o.pending[k] = &invite{role: role, teams: map[string]string{}}
 }
 
-// Accept turns a pending invitation into an active membership.
+// Block makes login a user who blocked orgLogin: inviting them answers 422.
+func (s *Server) Block(orgLogin, login string) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.org(orgLogin, true).blocked[s.addUser(login)] = true
+}
+
+// Accept turns a pending invitation into an active membership, and into memberships of the
+// teams the invitation carries.
 func (s *Server) Accept(orgLogin, login string) bool {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	o := s.org(orgLogin, false)
 	k := strings.ToLower(login)
-	if o == nil || o.pending[k] == "" {
+	if o == nil || o.pending[k] == nil {
 		return false
 	}
-	o.members[k] = o.pending[k]
+	s.accept(o, k)
+	return true
+}
+
+func (s *Server) accept(o *org, k string) {
+	inv := o.pending[k]
 	delete(o.pending, k)
+	o.members[k] = inv.role
+	for slug, role := range inv.teams {
+		if t := o.teams[slug]; t != nil {
+			t.members[k] = role
+		}
+	}
+}
+
+// TeamInvitations returns the pending invitations of a team: login → member|maintainer.
+func (s *Server) TeamInvitations(orgLogin, slug string) map[string]string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	out := map[string]string{}
+	if o := s.org(orgLogin, false); o != nil {
+		for k, inv := range o.pending {
+			if r := inv.teams[strings.ToLower(slug)]; r != "" {
+				out[s.users[k]] = r
+			}
+		}
+	}
+	return out
+}
+
+// invitationAllowed counts the invitations sent in the last 24 h against InvitationLimit and
+// reports whether one more may be sent (recording it when take is set). Called with s.mu held.
+func (s *Server) invitationAllowed(take bool) bool {
+	if s.opt.InvitationLimit <= 0 {
+		return true
+	}
+	now := s.opt.Now()
+	kept := s.invites[:0]
+	for _, t := range s.invites {
+		if now.Sub(t) < 24*time.Hour {
+			kept = append(kept, t)
+		}
+	}
+	s.invites = kept
+	if len(s.invites) >= s.opt.InvitationLimit {
+		return false
+	}
+	if take {
+		s.invites = append(s.invites, now)
+	}
 	return true
 }
 
@@ -336,8 +453,8 @@ func (s *Server) Pending(orgLogin string) map[string]string {
 	defer s.mu.Unlock()
 	out := map[string]string{}
 	if o := s.org(orgLogin, false); o != nil {
-		for k, r := range o.pending {
-			out[s.users[k]] = r
+		for k, inv := range o.pending {
+			out[s.users[k]] = inv.role
 		}
 	}
 	return out

@@ -14,6 +14,16 @@ import (
 	gh "github.com/google/go-github/v62/github"
 )
 
+// newServer starts a fake that validates GraphQL against GitHub's published schema (when
+// ../shared is there; see TestSchema).
+func newServer(t *testing.T, opt Options) *Server {
+	t.Helper()
+	opt.Schema = TestSchema(t)
+	s := New(opt)
+	t.Cleanup(s.Close)
+	return s
+}
+
 func client(t *testing.T, s *Server, enterprise bool) *gh.Client {
 	t.Helper()
 	c := gh.NewClient(s.Client()).WithAuthToken("tok")
@@ -48,8 +58,7 @@ func gql(t *testing.T, s *Server, query string, vars map[string]any) map[string]
 func TestRESTWithGoGitHub(t *testing.T) {
 	ctx := context.Background()
 	for _, enterprise := range []bool{false, true} {
-		s := New(Options{})
-		defer s.Close()
+		s := newServer(t, Options{})
 		c := client(t, s, enterprise)
 		for i := range 150 {
 			s.SetMember("acme", fmt.Sprintf("user%03d", i), "member")
@@ -94,8 +103,8 @@ func TestRESTWithGoGitHub(t *testing.T) {
 		if err != nil || child.GetPrivacy() != "closed" || child.GetParent().GetSlug() != "core-eng" {
 			t.Fatalf("child: %v %v", child, err)
 		}
-		if _, _, err := c.Teams.AddTeamMembershipBySlug(ctx, "acme", "kid", "newbie", nil); httpStatus(err) != 422 {
-			t.Fatalf("pending user added to team: %v", err)
+		if m, _, err := c.Teams.AddTeamMembershipBySlug(ctx, "acme", "kid", "newbie", nil); err != nil || m.GetState() != "pending" {
+			t.Fatalf("invited user added to team: %v %v", m, err)
 		}
 		tmm, _, err := c.Teams.AddTeamMembershipBySlug(ctx, "acme", "kid", "boss", &gh.TeamAddTeamMembershipOptions{Role: "maintainer"})
 		if err != nil || tmm.GetRole() != "maintainer" {
@@ -131,8 +140,7 @@ func httpStatus(err error) int {
 func itoa(i int) string { return fmt.Sprintf("%03d", i) }
 
 func TestGraphQLAliasesAndPages(t *testing.T) {
-	s := New(Options{})
-	defer s.Close()
+	s := newServer(t, Options{})
 	var members []string
 	for i := range 130 {
 		members = append(members, "m"+itoa(i))
@@ -175,14 +183,22 @@ func TestGraphQLAliasesAndPages(t *testing.T) {
 		t.Fatalf("stats %+v", st)
 	}
 
-	// Strictness: undeclared and unused variables, unknown fields, first > 100.
+	// Strictness, in GitHub's words: undeclared and unused variables, unknown fields and
+	// arguments, missing selections, first > 100 (an execution error), unknown fragments.
 	for _, bad := range []struct{ q, want string }{
-		{`query { organization(login: $org) { login } }`, "not declared"},
-		{`query($org: String!, $x: String) { organization(login: $org) { login } }`, "not used"},
-		{`query($org: String!) { organization(login: $org) { nope } }`, "doesn't exist"},
+		{`query { organization(login: $org) { login } }`, "Variable $org is used by anonymous query but not declared"},
+		{`query($org: String!, $x: String) { organization(login: $org) { login } }`, "Variable $x is declared by anonymous query but not used"},
+		{`query($org: String!) { organization(login: $org) { nope } }`, "Field 'nope' doesn't exist on type 'Organization'"},
+		{`query($org: String!) { organization(login: $org) { team(slug: "big", name: "x") { slug } } }`, "Field 'team' doesn't accept argument 'name'"},
+		{`query($org: String!) { organization(login: $org) { team { slug } } }`, "Field 'team' is missing required arguments: slug"},
+		{`query($org: String!) { organization(login: $org) { team(slug: "big") { parentTeam } } }`, "Field must have selections (field 'parentTeam' returns Team"},
+		{`query($org: String!) { organization(login: $org) { login { x } } }`, "Selections can't be made on scalars (field 'login' returns String! but has selections [x])"},
 		{`query($org: String!) { organization(login: $org) { team(slug: "big") { members(first: 101) { totalCount } } } }`, "exceeds"},
-		{`query($org: String!) { organization(login: $org) { ...F } }`, "fragments"},
+		{`query($org: String!) { organization(login: $org) { ...F } }`, `Unknown fragment \"F\"`},
 	} {
+		if s.opt.Schema == nil && !strings.Contains(bad.want, "exceeds") {
+			continue // checked only against the published schema
+		}
 		out := gql(t, s, bad.q, map[string]any{"org": "acme"})
 		b, _ := json.Marshal(out["errors"])
 		if !strings.Contains(string(b), bad.want) {
@@ -204,8 +220,7 @@ func TestGraphQLAliasesAndPages(t *testing.T) {
 }
 
 func TestOrgMembersGraphQL(t *testing.T) {
-	s := New(Options{})
-	defer s.Close()
+	s := newServer(t, Options{})
 	s.SetMember("acme", "Alice", "admin")
 	s.SetMember("acme", "bob", "member")
 	s.Invite("acme", "carol", "member")
@@ -220,8 +235,7 @@ func TestOrgMembersGraphQL(t *testing.T) {
 
 func TestFaults(t *testing.T) {
 	ctx := context.Background()
-	s := New(Options{MaxHang: 2 * time.Second})
-	defer s.Close()
+	s := newServer(t, Options{MaxHang: 2 * time.Second})
 	s.AddOrg("acme")
 	c := client(t, s, false)
 	s.AddFault(Fault{Method: "POST", Path: "/orgs/acme/teams", Kind: TooManyRequests, RetryAfter: 3 * time.Second, Times: 1})
@@ -268,8 +282,7 @@ func isAbuse(err error) bool {
 }
 
 func TestChildTeamsHookAndRemoveMember(t *testing.T) {
-	s := New(Options{Token: "tok"})
-	defer s.Close()
+	s := newServer(t, Options{Token: "tok"})
 	s.SetMember("acme", "alice", "member")
 	s.AddTeam("acme", TeamSpec{Name: "eng", Members: []string{"alice"}})
 	s.AddTeam("acme", TeamSpec{Name: "eng-web", Parent: "eng"})
@@ -297,5 +310,228 @@ func TestChildTeamsHookAndRemoveMember(t *testing.T) {
 	}
 	if eng, _ := s.Team("acme", "eng"); len(eng.Members) != 0 {
 		t.Fatalf("alice still in eng: %v", eng.Members)
+	}
+}
+
+// TestInventedFieldAnswersLikeGitHub: a document with a field the published schema does not
+// have is answered as GitHub answers it: HTTP 200, no data, an error with GitHub's message,
+// extensions.code undefinedField, the path from the operation, and the location.
+func TestInventedFieldAnswersLikeGitHub(t *testing.T) {
+	s := newServer(t, Options{})
+	if s.opt.Schema == nil {
+		t.Skip("GitHub's published schema is not available (see TestSchema)")
+	}
+	s.AddOrg("acme")
+	b, _ := json.Marshal(map[string]any{"query": "query($org: String!) {\n  organization(login: $org) { login inventedField }\n}",
+		"variables": map[string]any{"org": "acme"}})
+	req, _ := http.NewRequest(http.MethodPost, s.URL()+"/graphql", bytes.NewReader(b))
+	req.Header.Set("Authorization", "bearer tok")
+	resp, err := s.Client().Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	var out map[string]any
+	if err := json.NewDecoder(resp.Body).Decode(&out); err != nil {
+		t.Fatal(err)
+	}
+	if resp.StatusCode != http.StatusOK {
+		t.Fatalf("status %d, GitHub answers 200", resp.StatusCode)
+	}
+	if _, ok := out["data"]; ok {
+		t.Errorf("an invalid document has no data: %v", out)
+	}
+	got, _ := json.Marshal(out["errors"])
+	want := `[{"extensions":{"code":"undefinedField","fieldName":"inventedField","typeName":"Organization"},` +
+		`"locations":[{"column":37,"line":2}],"message":"Field 'inventedField' doesn't exist on type 'Organization'",` +
+		`"path":["query","organization","inventedField"]}]`
+	if string(got) != want {
+		t.Errorf("errors\n%s\nwant\n%s", got, want)
+	}
+	if st := s.Stats(); st.GraphQLOrgDocs != 0 || st.GraphQL != 1 {
+		t.Errorf("an invalid document was executed: %+v", st)
+	}
+}
+
+// TestVariablesAreCheckedAgainstTheirTypes: a variable of the wrong type (or a missing
+// required one) is refused before execution, as GitHub does.
+func TestVariablesAreCheckedAgainstTheirTypes(t *testing.T) {
+	s := newServer(t, Options{})
+	if s.opt.Schema == nil {
+		t.Skip("GitHub's published schema is not available (see TestSchema)")
+	}
+	s.AddOrg("acme")
+	for _, vars := range []map[string]any{{"org": 12}, {}, {"org": nil}} {
+		out := gql(t, s, `query($org: String!) { organization(login: $org) { login } }`, vars)
+		b, _ := json.Marshal(out["errors"])
+		if !strings.Contains(string(b), "Variable $org of type String! was provided invalid value") || out["data"] != nil {
+			t.Errorf("vars %v: %s", vars, b)
+		}
+	}
+	out := gql(t, s, `query($org: String!, $n: Int!) { organization(login: $org) { teams(first: $n) { totalCount } } }`,
+		map[string]any{"org": "acme", "n": 5})
+	if out["errors"] != nil {
+		t.Errorf("valid variables refused: %v", out["errors"])
+	}
+}
+
+// TestSchemaLoadsWithDuplicatesDropped: the published file defines two fields twice; the
+// loader drops the second definitions and the schema is otherwise complete.
+func TestSchemaLoadsWithDuplicatesDropped(t *testing.T) {
+	sc := TestSchema(t)
+	if sc == nil {
+		t.Skip("GitHub's published schema is not available")
+	}
+	def := sc.s.Types["EnterpriseOwnerInfo"]
+	n := 0
+	for _, f := range def.Fields {
+		if f.Name == "repositoryDeployKeySetting" {
+			n++
+		}
+	}
+	if n != 1 || sc.s.Types["Team"].Fields.ForName("invitations") == nil {
+		t.Fatalf("repositoryDeployKeySetting defined %d times; Team.invitations %v", n, sc.s.Types["Team"].Fields.ForName("invitations"))
+	}
+	if _, err := FindSchemaFile(t.TempDir()); !errors.Is(err, ErrNoSchema) {
+		t.Errorf("outside a module: %v, want ErrNoSchema", err)
+	}
+}
+
+// TestTokensAndTeamCreators: a user token sees itself as viewer and becomes the maintainer of
+// the teams it creates; an app installation token's viewer is its bot, GET /user answers 403,
+// and its teams start empty.
+func TestTokensAndTeamCreators(t *testing.T) {
+	ctx := context.Background()
+	for _, user := range []string{"", "Alice"} {
+		s := newServer(t, Options{TokenUser: user, AppSlug: "ent"})
+		s.SetMember("acme", "Alice", "admin")
+		c := client(t, s, false)
+		out := gql(t, s, `query { viewer { login } }`, nil)
+		b, _ := json.Marshal(out["data"])
+		wantViewer := map[string]string{"": `{"viewer":{"login":"ent[bot]"}}`, "Alice": `{"viewer":{"login":"Alice"}}`}[user]
+		if string(b) != wantViewer {
+			t.Errorf("token %q: viewer %s", user, b)
+		}
+		u, _, err := c.Users.Get(ctx, "")
+		if user == "" && httpStatus(err) != http.StatusForbidden || user != "" && u.GetLogin() != "Alice" {
+			t.Errorf("token %q: GET /user %v %v", user, u, err)
+		}
+		if _, _, err := c.Teams.CreateTeam(ctx, "acme", gh.NewTeam{Name: "eng"}); err != nil {
+			t.Fatal(err)
+		}
+		ti, _ := s.Team("acme", "eng")
+		want := map[string]string{}
+		if user != "" {
+			want["Alice"] = "maintainer"
+		}
+		if fmt.Sprint(ti.Members) != fmt.Sprint(want) {
+			t.Errorf("token %q: creator membership %v, want %v", user, ti.Members, want)
+		}
+	}
+}
+
+// TestSecretTeamsCannotBeParents: GitHub refuses to nest under a secret team, and to make a
+// parent secret.
+func TestSecretTeamsCannotBeParents(t *testing.T) {
+	ctx := context.Background()
+	s := newServer(t, Options{})
+	s.AddOrg("acme")
+	c := client(t, s, false)
+	secret, closed := "secret", "closed"
+	vault, _, err := c.Teams.CreateTeam(ctx, "acme", gh.NewTeam{Name: "vault", Privacy: &secret})
+	if err != nil {
+		t.Fatal(err)
+	}
+	id := vault.GetID()
+	if _, _, err := c.Teams.CreateTeam(ctx, "acme", gh.NewTeam{Name: "kid", ParentTeamID: &id}); httpStatus(err) != 422 {
+		t.Fatalf("child of a secret team: %v", err)
+	}
+	if _, _, err := c.Teams.EditTeamBySlug(ctx, "acme", "vault", gh.NewTeam{Name: "vault", Privacy: &closed}, false); err != nil {
+		t.Fatal(err)
+	}
+	if _, _, err := c.Teams.CreateTeam(ctx, "acme", gh.NewTeam{Name: "kid", ParentTeamID: &id}); err != nil {
+		t.Fatal(err)
+	}
+	if _, _, err := c.Teams.EditTeamBySlug(ctx, "acme", "vault", gh.NewTeam{Name: "vault", Privacy: &secret}, false); httpStatus(err) != 422 {
+		t.Fatalf("parent made secret: %v", err)
+	}
+}
+
+// TestPendingTeamMembershipAndInvitationLimits: adding a non-member to a team invites them
+// to the org for that team (pending; they join on accepting); invitations stop at the
+// 24-hour limit with a 422, and a user who blocked the org cannot be invited.
+func TestPendingTeamMembershipAndInvitationLimits(t *testing.T) {
+	ctx := context.Background()
+	now := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+	s := newServer(t, Options{InvitationLimit: 2, Now: func() time.Time { return now }})
+	s.AddUsers("erin", "frank", "gina", "zed")
+	s.SetMember("acme", "boss", "admin")
+	s.AddTeam("acme", TeamSpec{Name: "eng"})
+	s.Block("acme", "zed")
+	c := client(t, s, false)
+	m, _, err := c.Teams.AddTeamMembershipBySlug(ctx, "acme", "eng", "erin", &gh.TeamAddTeamMembershipOptions{Role: "maintainer"})
+	if err != nil || m.GetState() != "pending" {
+		t.Fatalf("team add of a non-member: %v %v", m, err)
+	}
+	if s.Pending("acme")["erin"] != "member" || s.TeamInvitations("acme", "eng")["erin"] != "maintainer" {
+		t.Fatalf("pending %v, team invitations %v", s.Pending("acme"), s.TeamInvitations("acme", "eng"))
+	}
+	out := gql(t, s, `query($org: String!) { organization(login: $org) { team(slug: "eng") {
+	  members(first: 10) { totalCount } invitations(first: 10) { nodes { invitee { login } role } } } pendingMembers(first: 10) { nodes { login } } } }`,
+		map[string]any{"org": "acme"})
+	b, _ := json.Marshal(out)
+	if !strings.Contains(string(b), `"invitations":{"nodes":[{"invitee":{"login":"erin"},"role":"DIRECT_MEMBER"}]}`) ||
+		!strings.Contains(string(b), `"members":{"totalCount":0}`) || !strings.Contains(string(b), `"pendingMembers":{"nodes":[{"login":"erin"}]}`) {
+		t.Fatalf("GraphQL %s", b)
+	}
+	member := "member"
+	if _, _, err := c.Organizations.EditOrgMembership(ctx, "zed", "acme", &gh.Membership{Role: &member}); httpStatus(err) != 422 {
+		t.Fatalf("blocked user invited: %v", err)
+	}
+	if _, _, err := c.Organizations.EditOrgMembership(ctx, "frank", "acme", &gh.Membership{Role: &member}); err != nil {
+		t.Fatal(err)
+	}
+	_, _, err = c.Organizations.EditOrgMembership(ctx, "gina", "acme", &gh.Membership{Role: &member})
+	var er *gh.ErrorResponse
+	if !errors.As(err, &er) || er.Response.StatusCode != 422 || len(er.Errors) != 1 || er.Errors[0].Message != "Over invitation rate limit" {
+		t.Fatalf("third invitation: %v", err)
+	}
+	// Changing a pending invitation's role is not a new invitation.
+	admin := "admin"
+	if m, _, err := c.Organizations.EditOrgMembership(ctx, "frank", "acme", &gh.Membership{Role: &admin}); err != nil || m.GetState() != "pending" {
+		t.Fatalf("role of a pending invitation: %v %v", m, err)
+	}
+	now = now.Add(25 * time.Hour)
+	if _, _, err := c.Organizations.EditOrgMembership(ctx, "gina", "acme", &gh.Membership{Role: &member}); err != nil {
+		t.Fatalf("a day later: %v", err)
+	}
+	s.Accept("acme", "erin")
+	if ti, _ := s.Team("acme", "eng"); ti.Members["erin"] != "maintainer" {
+		t.Fatalf("after accepting: %v", ti.Members)
+	}
+}
+
+// recorder is a testing.TB that records what a helper says instead of failing.
+type recorder struct {
+	testing.TB
+	logs, fatals []string
+}
+
+func (r *recorder) Helper()                   {}
+func (r *recorder) Logf(f string, a ...any)   { r.logs = append(r.logs, fmt.Sprintf(f, a...)) }
+func (r *recorder) Fatalf(f string, a ...any) { r.fatals = append(r.fatals, fmt.Sprintf(f, a...)) }
+
+// TestMissingSchemaSkipsOutsideCIAndFailsInCI: without ../shared the fake does not validate
+// and the test says so; under CI=true the same absence fails the test.
+func TestMissingSchemaSkipsOutsideCIAndFailsInCI(t *testing.T) {
+	dir := t.TempDir()
+	load := func() (*Schema, error) { _, err := FindSchemaFile(dir); return nil, err }
+	r := &recorder{TB: t}
+	if s := schemaForTest(r, load, false); s != nil || len(r.fatals) != 0 || len(r.logs) != 1 || !strings.Contains(r.logs[0], "skipping") {
+		t.Errorf("outside CI: schema %v, logs %q, fatals %q", s, r.logs, r.fatals)
+	}
+	r = &recorder{TB: t}
+	if schemaForTest(r, load, true); len(r.fatals) != 1 || !strings.Contains(r.fatals[0], "not found") {
+		t.Errorf("under CI: logs %q, fatals %q", r.logs, r.fatals)
 	}
 }

@@ -1,0 +1,147 @@
+package main
+
+import (
+	"bytes"
+	"flag"
+	"fmt"
+	"io"
+	"runtime/debug"
+	"strings"
+
+	"github.com/entitlements-go/entitlements/validate"
+)
+
+// commandDoc is the help of one subcommand: what it does in one line, how it is called, and
+// an example that works on the bundled example repo.
+type commandDoc struct {
+	summary, synopsis, example string
+}
+
+var commandDocs = map[string]commandDoc{
+	"calc": {"calculate every group and print the canonical JSON on stdout",
+		"entitlements calc --config PATH [--now YYYY-MM-DD] [--ldap-groups FILE] [--format json]",
+		"entitlements calc --config examples/config/entitlements.yaml --now 2026-01-01"},
+	"validate": {"load and validate a config repo; print every error found, each as path:line: message",
+		"entitlements validate --config PATH [--strict] [--warnings-as-errors]",
+		"entitlements validate --config examples/config/entitlements.yaml --strict"},
+	"explain": {"explain why a person is (or is not) in a group",
+		"entitlements explain --config PATH --group OU/CN --person UID [--format text|json]",
+		"entitlements explain --config examples/config/entitlements.yaml --group apps/prod-ssh --person dave"},
+	"plan": {"show the changes that would bring every target in step (writes nothing)",
+		"entitlements plan --config PATH [--state FILE] [--format text|json] [--force]",
+		"entitlements plan --config examples/config/entitlements.yaml --state examples/state.json"},
+	"apply": {"make the planned changes (each target's plan passes the removal guard first)",
+		"entitlements apply --config PATH [--force] [--max-removal-share F] [--max-deleted-groups N]",
+		"entitlements apply --config examples/config/entitlements.yaml --state examples/state.json"},
+	"graph": {"print the dependency graph of groups (or the part around one group)",
+		"entitlements graph --config PATH [--group OU/CN] [--format dot|mermaid]",
+		"entitlements graph --config examples/config/entitlements.yaml --group apps/prod-ssh | dot -Tsvg > g.svg"},
+	"bench": {"generate a synthetic repo and time load, validate and calculate",
+		"entitlements bench --people N [--dir DIR] [--seed N]",
+		"entitlements bench --people 50000"},
+	"version": {"print the module version and VCS revision of this binary",
+		"entitlements version", "entitlements --version"},
+}
+
+// usageFor is a FlagSet's -h output: the one-line description, the synopsis, the flags and an
+// example.
+func usageFor(fs *flag.FlagSet) func() {
+	return func() {
+		w := fs.Output()
+		if d, ok := commandDocs[fs.Name()]; ok {
+			fmt.Fprintf(w, "%s: %s\n\nusage: %s\n", fs.Name(), d.summary, d.synopsis)
+		} else {
+			fmt.Fprintf(w, "usage: entitlements %s [flags]\n", fs.Name())
+		}
+		fmt.Fprintln(w, "\nflags:")
+		fs.PrintDefaults()
+		if d, ok := commandDocs[fs.Name()]; ok {
+			fmt.Fprintf(w, "\nexample:\n  %s\n", d.example)
+		}
+	}
+}
+
+// wantsHelp reports whether a command's arguments ask for its help (-h, -help, --help
+// before any "--").
+func wantsHelp(args []string) bool {
+	for _, a := range args {
+		switch a {
+		case "--":
+			return false
+		case "-h", "-help", "--help":
+			return true
+		}
+	}
+	return false
+}
+
+// helpMode marks the context of a command run for its help (see helpFor).
+type helpMode struct{}
+
+// helpFor runs a command in help mode: the flag package prints its usage on what the command
+// believes is stderr, and help that was asked for goes to stdout with exit status 0. An
+// unknown command stays a usage error.
+func helpFor(stdout, stderr io.Writer, run func(stdout, stderr io.Writer) int) int {
+	var buf bytes.Buffer
+	code := run(&buf, &buf)
+	if code == exitUsage && strings.Contains(buf.String(), "unknown command") {
+		stderr.Write(buf.Bytes())
+		return exitUsage
+	}
+	stdout.Write(buf.Bytes())
+	return exitOK
+}
+
+// versionString is the module version and VCS state recorded in the binary's build info:
+// "(devel)" for a build from a checkout, the tag for `go install ...@vX.Y.Z`.
+func versionString() string {
+	bi, ok := debug.ReadBuildInfo()
+	if !ok {
+		return "entitlements (no build information)"
+	}
+	return versionFrom(bi)
+}
+
+func versionFrom(bi *debug.BuildInfo) string {
+	v := bi.Main.Version
+	if v == "" {
+		v = "(devel)"
+	}
+	var rev, when, dirty string
+	for _, s := range bi.Settings {
+		switch s.Key {
+		case "vcs.revision":
+			rev = s.Value
+		case "vcs.time":
+			when = s.Value
+		case "vcs.modified":
+			if s.Value == "true" {
+				dirty = ", modified"
+			}
+		}
+	}
+	out := fmt.Sprintf("entitlements %s %s", bi.Main.Path, v)
+	if rev != "" {
+		out += fmt.Sprintf(" (revision %s, %s%s)", rev, when, dirty)
+	}
+	return out + " " + bi.GoVersion
+}
+
+// warningPrinter prints warnings the way compilers do (path:line: warning: message) and
+// counts them for --warnings-as-errors.
+type warningPrinter struct {
+	w     io.Writer
+	count int
+}
+
+func (p *warningPrinter) print(w validate.Warning) {
+	p.count++
+	switch {
+	case w.Path != "" && w.Line > 0:
+		fmt.Fprintf(p.w, "%s:%d: warning: %s\n", w.Path, w.Line, w.Msg)
+	case w.Path != "":
+		fmt.Fprintf(p.w, "%s: warning: %s\n", w.Path, w.Msg)
+	default:
+		fmt.Fprintf(p.w, "warning: %s\n", w.Msg)
+	}
+}

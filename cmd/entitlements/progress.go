@@ -1,0 +1,150 @@
+package main
+
+import (
+	"fmt"
+	"io"
+	"os"
+	"slices"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/entitlements-go/entitlements/deploy"
+)
+
+// progress draws what a long command is doing on a terminal's stderr: the phase and its
+// elapsed time, the targets being read, and one line per target read. It is nil (and every
+// method a no-op) when stderr is not a terminal, so logs and pipes get nothing, and it never
+// writes to stdout.
+type progress struct {
+	w   io.Writer
+	now func() time.Time
+
+	mu     sync.Mutex
+	phase  string
+	start  time.Time
+	active map[string]deploy.Progress
+	drawn  bool
+	stop   chan struct{}
+	done   chan struct{}
+}
+
+// isTerminal reports whether w is a character device (a terminal, not a file or a pipe).
+func isTerminal(w io.Writer) bool {
+	f, ok := w.(*os.File)
+	if !ok {
+		return false
+	}
+	st, err := f.Stat()
+	return err == nil && st.Mode()&os.ModeCharDevice != 0
+}
+
+func newProgress(stderr io.Writer) *progress {
+	if !isTerminal(stderr) {
+		return nil
+	}
+	return &progress{w: stderr, now: time.Now, active: map[string]deploy.Progress{}}
+}
+
+// begin shows a phase with its elapsed time until end is called.
+func (p *progress) begin(phase string) {
+	if p == nil {
+		return
+	}
+	p.mu.Lock()
+	p.phase, p.start = phase, p.now()
+	p.mu.Unlock()
+	p.stop, p.done = make(chan struct{}), make(chan struct{})
+	go func() {
+		defer close(p.done)
+		t := time.NewTicker(200 * time.Millisecond)
+		defer t.Stop()
+		for {
+			select {
+			case <-p.stop:
+				return
+			case <-t.C:
+				p.mu.Lock()
+				p.draw()
+				p.mu.Unlock()
+			}
+		}
+	}()
+}
+
+// end stops the phase and clears its line.
+func (p *progress) end() {
+	if p == nil || p.stop == nil {
+		return
+	}
+	close(p.stop)
+	<-p.done
+	p.stop = nil
+	p.mu.Lock()
+	p.clear()
+	p.mu.Unlock()
+}
+
+// target is the deploy.Options.Progress hook.
+func (p *progress) target(ev deploy.Progress) {
+	if p == nil {
+		return
+	}
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if !ev.Done {
+		p.active[ev.OU] = ev
+		p.draw()
+		return
+	}
+	delete(p.active, ev.OU)
+	p.clear()
+	status := fmt.Sprintf("%d groups read, %d calculated", ev.Read, ev.Desired)
+	if ev.Err != nil {
+		status = "FAILED (see below)"
+	}
+	fmt.Fprintf(p.w, "read %s (%s): %s in %s\n", ev.OU, ev.Type, status, ev.Elapsed.Round(time.Millisecond))
+	p.draw()
+}
+
+func (p *progress) clear() {
+	if p.drawn {
+		fmt.Fprint(p.w, "\r\x1b[K")
+		p.drawn = false
+	}
+}
+
+func (p *progress) draw() {
+	if p.phase == "" {
+		return
+	}
+	line := fmt.Sprintf("%s %s", p.phase, p.now().Sub(p.start).Round(100*time.Millisecond))
+	if len(p.active) > 0 {
+		var names []string
+		for ou, ev := range p.active {
+			names = append(names, fmt.Sprintf("%s (%d groups)", ou, ev.Desired))
+		}
+		slices.Sort(names)
+		line += ": reading " + strings.Join(names, ", ")
+	}
+	fmt.Fprint(p.w, "\r\x1b[K"+line)
+	p.drawn = true
+}
+
+// wrap returns a writer for other stderr output (warnings, logs) that clears the progress
+// line first, so the two never share a line; w itself when there is no progress.
+func (p *progress) wrap(w io.Writer) io.Writer {
+	if p == nil {
+		return w
+	}
+	return progressWriter{p}
+}
+
+type progressWriter struct{ p *progress }
+
+func (pw progressWriter) Write(b []byte) (int, error) {
+	pw.p.mu.Lock()
+	defer pw.p.mu.Unlock()
+	pw.p.clear()
+	return pw.p.w.Write(b)
+}
