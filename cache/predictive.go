@@ -4,11 +4,14 @@ import (
 	"bufio"
 	"bytes"
 	"fmt"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"slices"
 	"strings"
 	"sync"
+
+	"golang.org/x/sync/errgroup"
 
 	"github.com/entitlements-go/entitlements/internal/dn"
 	"github.com/entitlements-go/entitlements/internal/safefile"
@@ -34,45 +37,139 @@ type Predictive struct {
 	mu          sync.Mutex
 	entries     map[string]*PredictiveEntry // by normalised DN
 	invalidated map[string]bool
+	served      map[string]bool // entries Lookup returned
 }
 
-// LoadPredictive reads a state directory. A missing directory is an error: a typo must not
-// silently turn the cache off.
+// LoadPredictive reads a state directory, in either layout: the flat one (one file per
+// group, named by its DN) or the audit log's nested tree (the DN's RDNs reversed as path
+// components, `dc=com/dc=github/ou=teams/cn=t`), so a checkout of the audit log repo is
+// usable as it is. Dot entries (.git) and README.md files are skipped. A missing directory is
+// an error: a typo must not silently turn the cache off.
 func LoadPredictive(dir string) (*Predictive, error) {
-	ents, err := os.ReadDir(dir)
-	if err != nil {
+	if _, err := os.ReadDir(dir); err != nil {
 		return nil, fmt.Errorf("predictive state directory %q: %w", dir, err)
 	}
-	p := &Predictive{entries: map[string]*PredictiveEntry{}, invalidated: map[string]bool{}}
-	for _, e := range ents {
-		if e.IsDir() || strings.HasPrefix(e.Name(), ".") {
-			continue
-		}
-		data, err := safefile.Read(filepath.Join(dir, e.Name()), safefile.Options{})
+	p := &Predictive{entries: map[string]*PredictiveEntry{}, invalidated: map[string]bool{}, served: map[string]bool{}}
+	var rels []string
+	err := filepath.WalkDir(dir, func(path string, d fs.DirEntry, err error) error {
 		if err != nil {
-			return nil, fmt.Errorf("predictive state: %w", err)
+			return err
 		}
-		ent := &PredictiveEntry{Metadata: map[string]string{}}
-		sc := bufio.NewScanner(bytes.NewReader(data))
-		for sc.Scan() {
-			line := strings.ToLower(strings.TrimSpace(sc.Text()))
-			switch {
-			case line == "" || strings.HasPrefix(line, "#"):
-				continue // a case with a statement, so that coverage tools see it run
-			case strings.HasPrefix(line, "metadata_"):
-				k, v, _ := strings.Cut(strings.TrimPrefix(line, "metadata_"), "=")
-				ent.Metadata[k] = v
-			default:
-				ent.Members = append(ent.Members, dn.FirstValue(line))
+		if path == dir {
+			return nil
+		}
+		if strings.HasPrefix(d.Name(), ".") {
+			if d.IsDir() {
+				return filepath.SkipDir
 			}
+			return nil
 		}
-		if err := sc.Err(); err != nil {
-			return nil, fmt.Errorf("predictive state %s: %w", e.Name(), err)
+		if d.IsDir() || d.Name() == "README.md" || !d.Type().IsRegular() {
+			return nil
 		}
-		slices.Sort(ent.Members)
-		p.entries[dn.Normalize(e.Name())] = ent
+		rel, err := filepath.Rel(dir, path)
+		if err != nil {
+			return err
+		}
+		rels = append(rels, rel)
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	// Tens of thousands of small files: reading several at once overlaps the waits for the
+	// disk, which dominate on a cold cache.
+	ents := make([]*PredictiveEntry, len(rels))
+	var eg errgroup.Group
+	eg.SetLimit(8)
+	for i, rel := range rels {
+		eg.Go(func() error {
+			ent, err := readEntry(filepath.Join(dir, rel))
+			if err != nil {
+				return fmt.Errorf("predictive state %s: %w", rel, err)
+			}
+			ents[i] = ent
+			return nil
+		})
+	}
+	if err := eg.Wait(); err != nil {
+		return nil, err
+	}
+	for i, rel := range rels {
+		p.entries[dn.Normalize(DNFromPath(filepath.ToSlash(rel)))] = ents[i]
 	}
 	return p, nil
+}
+
+// DNFromPath turns an audit log path (`dc=com/ou=teams/cn=t`) into its DN (`cn=t,ou=teams,
+// dc=com`). A flat file name (one component) is the DN itself.
+func DNFromPath(rel string) string {
+	parts := strings.Split(rel, "/")
+	slices.Reverse(parts)
+	return strings.Join(parts, ",")
+}
+
+// PathFromDN is the audit log path of a group: its RDNs reversed, joined with `/`.
+func PathFromDN(groupDN string) string {
+	rdns := splitRDNs(groupDN)
+	for i := range rdns {
+		rdns[i] = strings.TrimSpace(rdns[i])
+	}
+	slices.Reverse(rdns)
+	return strings.Join(rdns, "/")
+}
+
+func readEntry(path string) (*PredictiveEntry, error) {
+	data, err := safefile.Read(path, safefile.Options{})
+	if err != nil {
+		return nil, err
+	}
+	ent := &PredictiveEntry{Metadata: map[string]string{}}
+	sc := bufio.NewScanner(bytes.NewReader(data))
+	sc.Buffer(make([]byte, 0, 64*1024), 16*1024*1024)
+	for sc.Scan() {
+		line := strings.ToLower(strings.TrimSpace(sc.Text()))
+		switch {
+		case line == "" || strings.HasPrefix(line, "#"):
+		case strings.HasPrefix(line, "metadata_"):
+			k, v, _ := strings.Cut(strings.TrimPrefix(line, "metadata_"), "=")
+			ent.Metadata[k] = v
+		default:
+			ent.Members = append(ent.Members, dn.FirstValue(line))
+		}
+	}
+	if err := sc.Err(); err != nil {
+		return nil, err
+	}
+	slices.Sort(ent.Members)
+	return ent, nil
+}
+
+// Hits is the number of groups trusted from the state in this run: entries looked up and not
+// invalidated afterwards.
+func (p *Predictive) Hits() int {
+	if p == nil {
+		return 0
+	}
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	n := 0
+	for k := range p.served {
+		if !p.invalidated[k] {
+			n++
+		}
+	}
+	return n
+}
+
+// Len is the number of groups in the state.
+func (p *Predictive) Len() int {
+	if p == nil {
+		return 0
+	}
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return len(p.entries)
 }
 
 // Lookup returns the cached state of a group, unless it was invalidated in this run.
@@ -87,6 +184,9 @@ func (p *Predictive) Lookup(groupDN string) (*PredictiveEntry, bool) {
 		return nil, false
 	}
 	e, ok := p.entries[k]
+	if ok {
+		p.served[k] = true
+	}
 	return e, ok
 }
 
@@ -129,4 +229,21 @@ func WritePredictive(dir, groupDN string, members []string, metadata map[string]
 		return fmt.Errorf("group DN %q cannot be a file name", groupDN)
 	}
 	return os.WriteFile(filepath.Join(dir, groupDN), []byte(b.String()), 0o644)
+}
+
+// splitRDNs splits a DN on its unescaped commas, keeping each RDN as written (the audit log
+// path spells the DN as the config does).
+func splitRDNs(s string) []string {
+	var out []string
+	start := 0
+	for i := 0; i < len(s); i++ {
+		switch s[i] {
+		case '\\':
+			i++
+		case ',':
+			out = append(out, s[start:i])
+			start = i + 1
+		}
+	}
+	return append(out, s[start:])
 }

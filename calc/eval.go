@@ -30,6 +30,10 @@ func (r *Repo) calculate(ctx context.Context) (*Result, error) {
 				return nil, err
 			}
 		}
+		if r.inc != nil {
+			r.evalReused(g)
+			continue
+		}
 		g.r = r.eval(g.def.rules)
 		g.ref = r.expire(g, g.r)
 	}
@@ -38,6 +42,7 @@ func (r *Repo) calculate(ctx context.Context) (*Result, error) {
 			f.pop = r.population(f)
 		}
 	}
+	r.compareFilters()
 	res, err := newResult(r)
 	if err != nil {
 		return nil, err

@@ -91,13 +91,7 @@ func (res *Result) Explain(groupKey, person string) (*Explanation, error) {
 	if out == nil {
 		return nil, &NotFoundError{Group: groupKey}
 	}
-	var g *group
-	for _, o := range r.outputs {
-		if o.ou.Key+"/"+o.g.cn == groupKey {
-			g = o.g
-			break
-		}
-	}
+	g := res.groupOf[groupKey]
 	ex := &Explanation{Group: groupKey, Person: person, File: g.rel}
 	id, known := r.dir.Lookup(person)
 	ex.Known = known

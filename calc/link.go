@@ -565,7 +565,7 @@ func (r *Repo) prefetchLDAP(ctx context.Context, c *validate.Collector) error {
 		// Without a reader every lookup is "not found": rules fail with a clear error at their
 		// line, MemberOfLDAPGroup filters have an empty population (as for a missing group).
 		r.warnings = append(r.warnings, validate.Warning{Path: r.cfg.Rel(r.cfg.File),
-			Msg: "LDAP groups are referenced but no LDAP group source is configured (use --ldap-groups FILE or an LDAP provider)"})
+			Msg: "LDAP groups are referenced but no LDAP group source is configured (give an LDAP group snapshot, or configure the ldap_group extra)"})
 		return nil
 	}
 	got, err := r.opt.LDAPGroups.ReadLDAPGroups(ctx, dns)

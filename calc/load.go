@@ -2,9 +2,10 @@ package calc
 
 import (
 	"context"
+	"crypto/sha256"
 	"errors"
 	"fmt"
-	"os"
+	"io/fs"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -14,6 +15,7 @@ import (
 	"github.com/RoaringBitmap/roaring/v2"
 	"github.com/entitlements-go/entitlements/config"
 	"github.com/entitlements-go/entitlements/internal/safefile"
+	"github.com/entitlements-go/entitlements/internal/vfs"
 	"github.com/entitlements-go/entitlements/internal/yaml11"
 	"github.com/entitlements-go/entitlements/people"
 	"github.com/entitlements-go/entitlements/validate"
@@ -24,13 +26,17 @@ import (
 // that a run uses (parsed once), and the dependency graph between groups with references
 // resolved and cycles rejected. A Repo that Load returns cannot fail to calculate.
 type Repo struct {
-	cfg      *config.Config
-	opt      Options
+	cfg  *config.Config
+	opt  Options
+	fsys vfs.FS
+	// inc is the reuse plan of an incremental load (nil for a full one).
+	inc      *incState
 	today    validate.Date
 	ignore   bool
 	dir      *people.Directory
 	org      *people.Orgchart
-	orgErr   error // why management rules cannot work (set instead of org)
+	orgErr   error             // why management rules cannot work (set instead of org)
+	mm       map[string]string // the manager map behind org
 	universe *roaring.Bitmap
 
 	methods  map[string]bool
@@ -84,6 +90,13 @@ type group struct {
 	pwarn []validate.Warning
 	// descErrs only count when the group is an output (see parser.descErrs).
 	descErrs []*validate.Error
+
+	// base is the same group of an Incremental base; reused says its definition was taken
+	// from there; same says its sets equal the base's.
+	base         *group
+	reused, same bool
+	// sum is the SHA-256 of the file's content (Digest).
+	sum [32]byte
 
 	state      uint8 // unvisited, active, done
 	bad        bool
@@ -147,6 +160,21 @@ func Load(ctx context.Context, path string, opt Options) (*Repo, error) {
 	return r, nil
 }
 
+// LoadFS is Load for a repository held in fsys (an in-memory tree, a git tree, an archive):
+// path is the config file's slash-separated path inside fsys, and every file the config names
+// is read from fsys too. Error paths are relative to opt.WorkDir (default the root of fsys).
+func LoadFS(ctx context.Context, fsys fs.FS, path string, opt Options) (*Repo, error) {
+	opt.FS = fsys
+	return Load(ctx, path, opt)
+}
+
+func fsysOf(opt Options) vfs.FS {
+	if opt.FS == nil {
+		return vfs.OS{}
+	}
+	return vfs.Mount(opt.FS, opt.WorkDir)
+}
+
 // load is the first phase: config, people and every definition file read and parsed.
 func load(ctx context.Context, path string, opt Options) (*Repo, *validate.Collector, error) {
 	opt = opt.withDefaults()
@@ -156,7 +184,7 @@ func load(ctx context.Context, path string, opt Options) (*Repo, *validate.Colle
 		classes = append(classes, k)
 	}
 	cfg, warns, err := config.Load(path, config.Options{Getenv: opt.Getenv, Types: opt.Types,
-		FilterClasses: classes, BaseDir: opt.BaseDir, MaxFileSize: opt.MaxFileSize})
+		FilterClasses: classes, BaseDir: opt.BaseDir, MaxFileSize: opt.MaxFileSize, FS: opt.FS, WorkDir: opt.WorkDir})
 	if err != nil {
 		opt.emit(warns)
 		return nil, nil, err
@@ -168,11 +196,12 @@ func load(ctx context.Context, path string, opt Options) (*Repo, *validate.Colle
 		}
 		opt.LDAPGroups = rd
 	}
-	r := &Repo{cfg: cfg, opt: opt, today: validate.Today(opt.Now), warnings: warns,
+	r := &Repo{cfg: cfg, opt: opt, fsys: fsysOf(opt), today: validate.Today(opt.Now), warnings: warns,
 		ignore:   opt.IgnoreExpirations || cfg.IgnoreExpirations,
 		listings: map[string]*listing{}, groups: map[string]*group{}, leaves: map[string]leafResult{}}
 	c := &validate.Collector{}
 	r.registerMethods(c)
+	r.setupIncremental()
 	r.fnames = make(map[string]bool, len(cfg.Filters))
 	for _, f := range cfg.Filters {
 		r.filters = append(r.filters, &filterState{cfg: f})
@@ -215,6 +244,7 @@ func (r *Repo) validate(ctx context.Context, c *validate.Collector) error {
 	if err := r.prefetchLDAP(ctx, c); err != nil {
 		return err
 	}
+	r.reuseLeaves()
 	r.link(ctx, c)
 	r.warnings = append(r.warnings, c.Warnings()...)
 	r.opt.emit(r.warnings)
@@ -233,6 +263,22 @@ func (r *Repo) Warnings() []validate.Warning { return r.warnings }
 
 func (r *Repo) loadPeople(ctx context.Context, c *validate.Collector) error {
 	src := r.cfg.People[r.cfg.PeopleDataSource]
+	var mmFile string
+	if oc := r.cfg.Orgchart; oc != nil && oc.Err == "" {
+		mmFile = oc.ManagerMapFile
+	}
+	if src.Type == "yaml" {
+		if f := src.Config.Get("filename"); f != nil && f.IsString() && f.Str != "" {
+			if r.reusePeople(r.peoplePath(f.Str), mmFile) {
+				if r.cfg.Orgchart != nil && !r.inc.orgSame {
+					r.loadOrgchart()
+					r.afterPeople()
+				}
+				return nil
+			}
+		}
+	}
+	defer r.afterPeople()
 	// The manager map is as large as the people file: parse both at once.
 	type mmResult struct {
 		m   map[string]string
@@ -241,7 +287,7 @@ func (r *Repo) loadPeople(ctx context.Context, c *validate.Collector) error {
 	mmDone := make(chan mmResult, 1)
 	if oc := r.cfg.Orgchart; oc != nil && oc.Err == "" {
 		go func() {
-			m, err := people.LoadManagerMapFile(oc.ManagerMapFile, r.opt.MaxFileSize)
+			m, err := r.readManagerMap(oc.ManagerMapFile)
 			mmDone <- mmResult{m, err}
 		}()
 	}
@@ -271,16 +317,46 @@ func (r *Repo) loadPeople(ctx context.Context, c *validate.Collector) error {
 	r.universe = roaring.New()
 	r.universe.AddRange(0, uint64(dir.Len()))
 	if oc := r.cfg.Orgchart; oc != nil {
-		// Problems with the manager map only fail the rules that need it (orgErr).
-		if oc.Err != "" {
-			r.orgErr = fmt.Errorf("%s: %w", oc.Err, people.ErrManagerMap)
-		} else if mm := <-mmDone; mm.err != nil {
-			r.orgErr = fmt.Errorf("%v: %w", mm.err, people.ErrManagerMap)
-		} else {
-			r.org = people.NewOrgchart(dir, mm.m)
+		var mm mmResult
+		if oc.Err == "" {
+			mm = <-mmDone
 		}
+		r.setOrgchart(mm.m, mm.err)
 	}
 	return nil
+}
+
+func (r *Repo) readManagerMap(path string) (map[string]string, error) {
+	data, err := r.fsys.ReadFile(path, safefile.Options{MaxSize: r.opt.MaxFileSize})
+	if err != nil {
+		return nil, fmt.Errorf("manager map: %w", err)
+	}
+	return people.ParseManagerMap(path, data)
+}
+
+// loadOrgchart reads the manager map for people already loaded.
+func (r *Repo) loadOrgchart() {
+	oc := r.cfg.Orgchart
+	if oc.Err != "" {
+		r.setOrgchart(nil, nil)
+		return
+	}
+	m, err := r.readManagerMap(oc.ManagerMapFile)
+	r.setOrgchart(m, err)
+}
+
+// setOrgchart builds the org chart; problems with the manager map only fail the rules that
+// need it (orgErr).
+func (r *Repo) setOrgchart(m map[string]string, err error) {
+	oc := r.cfg.Orgchart
+	switch {
+	case oc.Err != "":
+		r.orgErr = fmt.Errorf("%s: %w", oc.Err, people.ErrManagerMap)
+	case err != nil:
+		r.orgErr = fmt.Errorf("%v: %w", err, people.ErrManagerMap)
+	default:
+		r.org, r.mm = people.NewOrgchart(r.dir, m), m
+	}
 }
 
 func (r *Repo) peopleRel(src *config.PeopleSource) string {
@@ -300,20 +376,20 @@ func (r *Repo) peoplePath(name string) string {
 	if filepath.IsAbs(name) {
 		return name
 	}
-	abs, err := filepath.Abs(name)
+	abs, err := vfs.Abs(r.fsys, name)
 	if err != nil {
 		return name
 	}
-	if _, err := os.Stat(abs); err != nil {
-		if alt := filepath.Join(r.cfg.Dir, name); fileExists(alt) {
+	if _, err := r.fsys.Stat(abs); err != nil {
+		if alt := filepath.Join(r.cfg.Dir, name); r.fileExists(alt) {
 			return alt
 		}
 	}
 	return abs
 }
 
-func fileExists(p string) bool {
-	st, err := os.Stat(p)
+func (r *Repo) fileExists(p string) bool {
+	st, err := r.fsys.Stat(p)
 	return err == nil && !st.IsDir()
 }
 
@@ -329,7 +405,11 @@ func (r *Repo) readPeople(ctx context.Context, src *config.PeopleSource, depth i
 		}
 		path := r.peoplePath(f.Str)
 		r.opt.Logger.Debug("reading people", "source", src.Name, "path", path)
-		return people.LoadYAMLFile(path, r.opt.MaxFileSize)
+		data, err := r.fsys.ReadFile(path, safefile.Options{MaxSize: r.opt.MaxFileSize})
+		if err != nil {
+			return nil, fmt.Errorf("people file: %w", err)
+		}
+		return people.ParseYAML(data)
 	case "dummy":
 		return nil, nil
 	case "combined":
@@ -469,7 +549,7 @@ func (r *Repo) listOU(ou *config.OU, enumerate bool, c *validate.Collector) *lis
 		l.err = fmt.Errorf("OU %q is a mirror and has no group files of its own", ou.Key)
 		return l
 	}
-	ents, err := os.ReadDir(ou.Dir)
+	ents, err := r.fsys.ReadDir(ou.Dir)
 	if err != nil {
 		l.err = fmt.Errorf("Non-existing directory %q for group %q", r.cfg.Rel(ou.Dir), ou.Key)
 		return l
@@ -480,7 +560,7 @@ func (r *Repo) listOU(ou *config.OU, enumerate bool, c *validate.Collector) *lis
 			continue
 		}
 		if !e.Type().IsRegular() {
-			st, err := os.Stat(filepath.Join(ou.Dir, name))
+			st, err := r.fsys.Stat(filepath.Join(ou.Dir, name))
 			if err != nil && enumerate {
 				// A dangling link in a managed OU: the reference fails reading it too.
 				c.Add(r.cfg.Rel(filepath.Join(ou.Dir, name)), 0, validate.KindIO, "cannot read %s: %v", name, err)
@@ -584,7 +664,7 @@ func (r *Repo) enumerate(ctx context.Context, c *validate.Collector) error {
 			continue
 		}
 		if !ou.Spec.Enumerates {
-			if st, err := os.Stat(ou.Dir); err != nil || !st.IsDir() {
+			if st, err := r.fsys.Stat(ou.Dir); err != nil || !st.IsDir() {
 				continue // a dummy OU without a directory is skipped
 			}
 		}
@@ -627,7 +707,7 @@ func (r *Repo) parseAll(ctx context.Context, gs []*group) error {
 
 // parse reads and parses one group file into g (errors stay with g).
 func (r *Repo) parse(g *group) {
-	if g.def != nil || len(g.perrs) > 0 {
+	if g.def != nil || len(g.perrs) > 0 || r.reuseParse(g) {
 		return
 	}
 	if g.ou.FileErr != "" {
@@ -649,6 +729,7 @@ func (r *Repo) parse(g *group) {
 		g.perrs = append(g.perrs, &validate.Error{Path: g.rel, Kind: validate.KindIO, Msg: safefile.Reason(err), Err: err})
 		return
 	}
+	g.sum = sha256.Sum256(data)
 	p := &parser{rel: g.rel, today: r.today, ignoreExp: r.ignore, methods: r.methods,
 		allowed: r.allowedMethods(g.ou), filters: r.fnames}
 	var def *definition
@@ -675,5 +756,5 @@ func (r *Repo) readGroupFile(g *group) ([]byte, error) {
 	if !r.opt.AllowSymlinksOutside {
 		o.Roots = []string{r.cfg.ConfigurationPath, r.cfg.Dir, g.ou.Dir}
 	}
-	return safefile.Read(g.path, o)
+	return r.fsys.ReadFile(g.path, o)
 }

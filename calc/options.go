@@ -2,6 +2,7 @@ package calc
 
 import (
 	"context"
+	"io/fs"
 	"log/slog"
 	"runtime"
 	"time"
@@ -54,6 +55,15 @@ type Options struct {
 	// Strict also validates files that nothing uses (unreferenced files of dummy OUs), which the
 	// reference never opens. Default false: such files only produce warnings.
 	Strict bool
+	// FS, when set, is where the repository is read from instead of the operating system
+	// (see LoadFS). Default: the operating system.
+	FS fs.FS
+	// WorkDir is the working directory inside FS: people files are resolved against it, as
+	// the reference resolves them against the process's. Default: the root of FS.
+	WorkDir string
+	// Incremental reuses the work of a Repo loaded from another version of the same
+	// repository (see Incremental). Default: none, everything is read and computed.
+	Incremental *Incremental
 	// Parallelism bounds the goroutines used to read and parse files. Default 4×GOMAXPROCS.
 	Parallelism int
 	// Logger receives debug output, and warnings when OnWarning is nil. Default: discard.

@@ -41,15 +41,27 @@ type Result struct {
 	repo   *Repo
 	byKey  map[string]*Group
 	finals map[*group]*roaring.Bitmap
+	// groupOf is the definition behind each output group (Explain).
+	groupOf map[string]*group
 }
 
 func newResult(r *Repo) (*Result, error) {
 	res := &Result{repo: r, byKey: make(map[string]*Group, len(r.outputs)),
-		finals: make(map[*group]*roaring.Bitmap, len(r.outputs))}
+		finals: make(map[*group]*roaring.Bitmap, len(r.outputs)), groupOf: make(map[string]*group, len(r.outputs))}
 	flagged := map[*group]bool{}
 	var errs validate.Collector
 	for _, o := range r.outputs {
 		g := o.g
+		key := o.ou.Key + "/" + g.cn
+		if _, dup := res.groupOf[key]; !dup {
+			res.groupOf[key] = g
+		}
+		if fin, out := r.reusedOutput(g, key, o.mirror); out != nil {
+			res.finals[g] = fin
+			res.Groups = append(res.Groups, out)
+			res.byKey[key] = out
+			continue
+		}
 		fin, ok := res.finals[g]
 		if !ok {
 			var emptied bool

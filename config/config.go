@@ -7,7 +7,7 @@ package config
 import (
 	"cmp"
 	"fmt"
-	"os"
+	"io/fs"
 	"path/filepath"
 	"regexp"
 	"slices"
@@ -17,6 +17,7 @@ import (
 	"github.com/entitlements-go/entitlements/internal/dn"
 	"github.com/entitlements-go/entitlements/internal/erb"
 	"github.com/entitlements-go/entitlements/internal/safefile"
+	"github.com/entitlements-go/entitlements/internal/vfs"
 	"github.com/entitlements-go/entitlements/internal/yaml11"
 	"github.com/entitlements-go/entitlements/validate"
 )
@@ -53,6 +54,19 @@ type Options struct {
 	BaseDir string
 	// MaxFileSize caps the config file's size in bytes. Default 0: 64 MiB; negative: no cap.
 	MaxFileSize int64
+	// FS, when set, is where every file is read from instead of the operating system: paths
+	// are then slash-separated and relative to its root, mounted at "/" (Config.File is
+	// "/entitlements.yaml" for a file at the root). Default: the operating system.
+	FS fs.FS
+	// WorkDir is the working directory inside FS (relative paths, error paths). Default: its root.
+	WorkDir string
+}
+
+func (o Options) fsys() vfs.FS {
+	if o.FS == nil {
+		return vfs.OS{}
+	}
+	return vfs.Mount(o.FS, o.WorkDir)
 }
 
 // Config is a loaded, validated configuration.
@@ -183,16 +197,17 @@ func (c *Config) SortedOUs() []*OU {
 
 // Load reads, renders and validates the config file at path.
 func Load(path string, opt Options) (*Config, []validate.Warning, error) {
-	abs, err := filepath.Abs(path)
+	fsys := opt.fsys()
+	abs, err := vfs.Abs(fsys, path)
 	if err != nil {
 		return nil, nil, fmt.Errorf("config %s: %w", path, err)
 	}
 	base := opt.BaseDir
 	if base == "" {
-		base, _ = os.Getwd()
+		base, _ = fsys.Getwd()
 	}
 	rel := RelPath(base, abs)
-	data, err := safefile.Read(abs, safefile.Options{MaxSize: opt.MaxFileSize})
+	data, err := fsys.ReadFile(abs, safefile.Options{MaxSize: opt.MaxFileSize})
 	if err != nil {
 		return nil, nil, &validate.Error{Path: rel, Kind: validate.KindConfig,
 			Msg: "cannot read configuration file: " + safefile.Reason(err), Err: err}
@@ -202,11 +217,12 @@ func Load(path string, opt Options) (*Config, []validate.Warning, error) {
 
 // Parse validates config text as if it were read from the file at path (absolute).
 func Parse(path string, data []byte, opt Options) (*Config, []validate.Warning, error) {
+	fsys := opt.fsys()
 	base := opt.BaseDir
 	if base == "" {
-		base, _ = os.Getwd()
+		base, _ = fsys.Getwd()
 	}
-	l := &loader{opt: opt, types: mergeTypes(opt.Types), rel: RelPath(base, path)}
+	l := &loader{opt: opt, fsys: fsys, types: mergeTypes(opt.Types), rel: RelPath(base, path)}
 	cfg := &Config{File: path, Dir: filepath.Dir(path), MaxParallelism: 1, baseDir: base,
 		byKey: map[string]*OU{}, People: map[string]*PeopleSource{}}
 	l.cfg = cfg
@@ -246,6 +262,7 @@ func Parse(path string, data []byte, opt Options) (*Config, []validate.Warning, 
 
 type loader struct {
 	opt   Options
+	fsys  vfs.FS
 	types map[string]TypeSpec
 	cfg   *Config
 	rel   string
@@ -365,12 +382,15 @@ func (l *loader) auditors(v *yaml11.Node) {
 			l.errf(a.Line, "auditor entries must be maps, not %s", a.RubyClass())
 			continue
 		}
-		// Auditors only matter when changes are applied; entitlements-go does not run them.
+		// Auditors only matter when changes are applied (package audit runs them); classes it
+		// does not know make apply fail, so say so early.
 		class := "(no auditor_class)"
 		if c := a.Get("auditor_class"); c != nil && c.IsString() && c.Str != "" {
 			class = show(c)
 		}
-		l.c.Warn(l.rel, a.Line, "auditor %s is not run by entitlements-go (auditors are Ruby plugins); use the plan/apply report or the predictive state instead", class)
+		if class != "GitRepo" && class != "Entitlements::Auditor::GitRepo" {
+			l.c.Warn(l.rel, a.Line, "auditor %s is not supported by entitlements-go (only GitRepo is): apply refuses to run without it", class)
+		}
 		l.cfg.Auditors = append(l.cfg.Auditors, a)
 	}
 }
@@ -450,7 +470,7 @@ func (l *loader) extras(v *yaml11.Node) {
 				p = filepath.Join(l.cfg.Dir, p)
 			}
 			oc.ManagerMapFile = p
-			if _, err := os.Stat(p); err != nil {
+			if _, err := l.fsys.Stat(p); err != nil {
 				name := f.Str
 				if f.Substituted {
 					name = envValue
@@ -740,7 +760,7 @@ func (l *loader) ou(key string, m *yaml11.Node, line int) *OU {
 		return nil
 	}
 	if spec.Enumerates && ou.Mirror == "" {
-		if st, err := os.Stat(ou.Dir); err != nil || !st.IsDir() {
+		if st, err := l.fsys.Stat(ou.Dir); err != nil || !st.IsDir() {
 			dir := strconv.Quote(l.cfg.Rel(ou.Dir))
 			if d := m.Get("dir"); d != nil && d.Substituted {
 				dir = envValue
@@ -778,7 +798,7 @@ func (l *loader) checkMirror(ou *OU) {
 	if ou.Mirror == "" {
 		return
 	}
-	if st, err := os.Stat(ou.Dir); err == nil && st.IsDir() {
+	if st, err := l.fsys.Stat(ou.Dir); err == nil && st.IsDir() {
 		l.errf(ou.Line, "%q is declared as a mirror OU but source %q exists!", ou.Key, l.cfg.Rel(ou.Dir))
 	}
 	src := l.cfg.byKey[ou.Mirror]

@@ -24,7 +24,7 @@ import (
 // OUs (one LDAP connection pool per server).
 type Factory func(ou *config.OU) (providers.Provider, error)
 
-// Options configure Build and Apply. Zero fields take the documented defaults.
+// Options configure Build. Zero fields take the documented defaults.
 type Options struct {
 	// Providers maps a backend type ("ldap", "member_of", "github_team", ...) to its factory.
 	// OUs of other types (dummy) are not targets.
@@ -34,11 +34,21 @@ type Options struct {
 	Force bool
 	// ReadConcurrency bounds targets read at once. Default 4.
 	ReadConcurrency int
-	// Logger receives one line per write. Default: discard.
+	// Logger receives one line per write (through ApplyOptions). Default: discard.
 	Logger *slog.Logger
 	// Progress, when set, is told when each target's read starts and ends (see Progress).
 	Progress func(Progress)
 }
+
+// ApplyOptions configure Apply. Apply writes through the providers the plan was built with
+// (Options.Providers of Build); it needs no factories of its own.
+type ApplyOptions struct {
+	// Logger receives one line per write. Default: discard.
+	Logger *slog.Logger
+}
+
+// ApplyOptions returns the options of Apply that match o (its Logger).
+func (o Options) ApplyOptions() ApplyOptions { return ApplyOptions{Logger: o.Logger} }
 
 func (o Options) withDefaults() Options {
 	if o.Guard == nil {
@@ -62,6 +72,10 @@ type TargetPlan struct {
 	// desired state). Nothing is written to such a target.
 	Err      error
 	ReadTime time.Duration
+	// Fingerprint identifies the current state the changes were computed from (see
+	// Fingerprint); "" when the target could not be read. A saved plan is applied to a target
+	// only while its state still has this fingerprint.
+	Fingerprint string
 	// Counters are the provider's request counters after the read (searches, requests,
 	// connections opened, ...). Providers that share a client report shared totals.
 	Counters map[string]int64
@@ -168,6 +182,9 @@ func Build(ctx context.Context, res *calc.Result, cfg *config.Config, opt Option
 		}
 		start := time.Now()
 		tp.Changes, tp.Err = planMemberOf(tp, res, cfg, plan)
+		if tp.Err == nil {
+			tp.Fingerprint = peopleFingerprint(res, tp.target.OU)
+		}
 		if tp.Err == nil && !opt.Force {
 			if err := opt.Guard.CheckPeople(tp.OU, currentValues(res, tp.target.OU), tp.Changes); err != nil {
 				tp.Err = err
@@ -213,6 +230,9 @@ func globalGuard(plan *Plan, res *calc.Result, g *providers.Guard) {
 	}
 	ge := g.CheckTotal(parts)
 	if ge == nil {
+		ge = peopleLoss(plan, res, g)
+	}
+	if ge == nil {
 		return
 	}
 	for _, tp := range plan.Targets {
@@ -254,6 +274,7 @@ func planGroups(ctx context.Context, tp *TargetPlan, groups []*calc.Group, opt O
 		return fmt.Errorf("reading current state (nothing will be written to this target): %w", err)
 	}
 	tp.state = st
+	tp.Fingerprint = Fingerprint(st)
 	deletes := true
 	if dp, ok := tp.provider.(providers.DeletePolicy); ok {
 		deletes = dp.DeletesGroups(tp.target)
@@ -399,10 +420,14 @@ func (r *Report) Err() error {
 }
 
 // Apply writes a plan, target by target in processing order (containers before groups, LDAP
-// groups before member_of). A failing change or target does not stop the others; every
-// failure is in the report. Targets whose plan has an error are not touched.
-func Apply(ctx context.Context, plan *Plan, opt Options) *Report {
-	opt = opt.withDefaults()
+// groups before member_of), through the providers Build bound to it. A failing change or
+// target does not stop the others; every failure is in the report. Targets whose plan has an
+// error are not touched. The error is nil only when every change of every target is in place
+// (it is the report's Err, or the context's when the run was cancelled).
+func Apply(ctx context.Context, plan *Plan, opt ApplyOptions) (*Report, error) {
+	if opt.Logger == nil {
+		opt.Logger = slog.New(slog.DiscardHandler)
+	}
 	rep := &Report{}
 	for _, tp := range plan.Targets {
 		tr := &TargetReport{OU: tp.OU, Err: tp.Err}
@@ -457,5 +482,36 @@ func Apply(ctx context.Context, plan *Plan, opt Options) *Report {
 			tr.Counters = c.Counters()
 		}
 	}
-	return rep
+	if err := ctx.Err(); err != nil {
+		return rep, errors.Join(err, rep.Err())
+	}
+	return rep, rep.Err()
+}
+
+// peopleLoss compares the people who hold memberships in the targets now with the people
+// data of the run: in a steady state every member is a person, so members who are no longer
+// people are what the people source lost since the previous run.
+func peopleLoss(plan *Plan, res *calc.Result, g *providers.Guard) *providers.GuardError {
+	dir := res.People()
+	seen := map[string]bool{}
+	var lost []string
+	for _, tp := range plan.Targets {
+		if tp.state == nil {
+			continue
+		}
+		for _, cg := range tp.state.Groups {
+			for _, m := range cg.Members {
+				k := strings.ToLower(m)
+				if seen[k] {
+					continue
+				}
+				seen[k] = true
+				if _, ok := dir.Lookup(k); !ok {
+					lost = append(lost, m)
+				}
+			}
+		}
+	}
+	slices.Sort(lost)
+	return g.CheckPeopleLoss(len(seen), len(lost), lost[:min(len(lost), 5)])
 }

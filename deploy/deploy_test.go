@@ -118,7 +118,7 @@ func TestPlanApplyConverges(t *testing.T) {
 			}
 		}
 	}
-	rep := deploy.Apply(ctx, plan, opt)
+	rep, _ := deploy.Apply(ctx, plan, opt.ApplyOptions())
 	if err := rep.Err(); err != nil {
 		t.Fatal(err)
 	}
@@ -156,7 +156,7 @@ func TestFailedReadWritesNothing(t *testing.T) {
 	if plan.Err() == nil || !strings.Contains(plan.Err().Error(), "connection refused") {
 		t.Fatalf("plan error: %v", plan.Err())
 	}
-	rep := deploy.Apply(context.Background(), plan, opt)
+	rep, _ := deploy.Apply(context.Background(), plan, opt.ApplyOptions())
 	for _, c := range fp.Calls() {
 		if c.Op == "apply" && c.OU == "apps" {
 			t.Errorf("wrote to a target whose read failed: %v", c.Change)
@@ -181,7 +181,7 @@ func TestPartialFailure(t *testing.T) {
 	})
 	opt := options(fp)
 	plan, _ := deploy.Build(context.Background(), res, cfg, opt)
-	rep := deploy.Apply(context.Background(), plan, opt)
+	rep, _ := deploy.Apply(context.Background(), plan, opt.ApplyOptions())
 	if err := rep.Err(); err == nil || !strings.Contains(err.Error(), "boom") {
 		t.Fatalf("report error: %v", err)
 	}
@@ -190,7 +190,7 @@ func TestPartialFailure(t *testing.T) {
 	}
 	fp.FailApply(nil)
 	plan2, _ := deploy.Build(context.Background(), res, cfg, opt)
-	if rep := deploy.Apply(context.Background(), plan2, opt); rep.Err() != nil {
+	if _, err := deploy.Apply(context.Background(), plan2, opt.ApplyOptions()); err != nil {
 		t.Fatal(rep.Err())
 	}
 	if len(fp.Groups("apps")) != 2 {
@@ -285,7 +285,7 @@ func TestContainerWithoutPreparer(t *testing.T) {
 	}
 	opt := deploy.Options{Providers: map[string]deploy.Factory{"ldap": f, "member_of": f}}
 	plan, _ := deploy.Build(context.Background(), res, cfg, opt)
-	rep := deploy.Apply(context.Background(), plan, opt)
+	rep, _ := deploy.Apply(context.Background(), plan, opt.ApplyOptions())
 	if err := rep.Err(); err == nil || !strings.Contains(err.Error(), "cannot create it") {
 		t.Fatalf("report: %v", err)
 	}
@@ -298,7 +298,7 @@ func TestApplyStopsWhenCancelled(t *testing.T) {
 	plan, _ := deploy.Build(context.Background(), res, cfg, opt)
 	ctx, cancel := context.WithCancel(context.Background())
 	cancel()
-	rep := deploy.Apply(ctx, plan, opt)
+	rep, _ := deploy.Apply(ctx, plan, opt.ApplyOptions())
 	if rep.Err() == nil {
 		t.Fatal("a cancelled apply reported success")
 	}

@@ -45,7 +45,7 @@ func Example() {
 			}
 		}
 	}
-	if rep := deploy.Apply(ctx, plan, opt); rep.Err() != nil {
+	if rep, err := deploy.Apply(ctx, plan, opt.ApplyOptions()); err != nil {
 		log.Fatal(rep.Err())
 	}
 	again, err := deploy.Build(ctx, res, repo.Config(), opt)

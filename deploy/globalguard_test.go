@@ -107,7 +107,7 @@ func TestGlobalGuard(t *testing.T) {
 			if c.refused != (refused == 6) || !c.refused && refused != 0 {
 				t.Fatalf("%d targets refused; want refused=%v", refused, c.refused)
 			}
-			rep := deploy.Apply(ctx, plan, opt)
+			rep, _ := deploy.Apply(ctx, plan, opt.ApplyOptions())
 			writes := 0
 			for _, call := range fp.Calls() {
 				if call.Op == "apply" {
@@ -119,6 +119,84 @@ func TestGlobalGuard(t *testing.T) {
 			}
 			if !c.refused && (writes == 0 || rep.Err() != nil) {
 				t.Errorf("allowed run: %d writes, %v", writes, rep.Err())
+			}
+		})
+	}
+}
+
+// Issue 10 item 7: the people data lost a quarter of the people who hold memberships, but
+// they hold few of them: only the people-loss limit refuses the run.
+func TestPeopleLossGuard(t *testing.T) {
+	dir := t.TempDir()
+	name := func(p string, i int) string { return fmt.Sprintf("%s%02d", p, i) }
+	var peopleYAML, g1 strings.Builder
+	files := map[string]string{}
+	fp := fake.New()
+	var p60, q20 []string
+	for i := range 60 {
+		p60 = append(p60, name("p", i))
+		if i < 39 {
+			fmt.Fprintf(&peopleYAML, "%s: {cn: P}\n", name("p", i))
+			fmt.Fprintf(&g1, "username = %s\n", name("p", i))
+		}
+	}
+	var q strings.Builder
+	for i := range 20 {
+		q20 = append(q20, name("q", i))
+		fmt.Fprintf(&peopleYAML, "%s: {cn: Q}\n", name("q", i))
+		fmt.Fprintf(&q, "username = %s\n", name("q", i))
+	}
+	files["defs/t0/g1.txt"] = g1.String()
+	fp.Seed("t0", &providers.Group{DN: "cn=g1,ou=t0", CN: "g1", Members: p60})
+	for i := 2; i <= 21; i++ {
+		cn := fmt.Sprintf("g%d", i)
+		files["defs/t0/"+cn+".txt"] = q.String()
+		fp.Seed("t0", &providers.Group{DN: "cn=" + cn + ",ou=t0", CN: cn, Members: q20})
+	}
+	files["people.yaml"] = peopleYAML.String()
+	files["config.yaml"] = "configuration_path: ./defs\ngroups:\n  t0:\n    type: ldap\n    base: ou=t0\n    ldap_uri: ldap://127.0.0.1:1\n    ldap_binddn: cn=a\n    ldap_bindpw: x\n    person_dn_format: uid=%KEY%\npeople:\n  y:\n    type: yaml\n    config: {filename: people.yaml}\npeople_data_source: y\n"
+	for p, c := range files {
+		if err := os.MkdirAll(filepath.Dir(filepath.Join(dir, p)), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(filepath.Join(dir, p), []byte(c), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	r, err := calc.Load(context.Background(), filepath.Join(dir, "config.yaml"), calc.Options{BaseDir: dir})
+	if err != nil {
+		t.Fatal(err)
+	}
+	res, err := r.Calculate(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []struct {
+		name    string
+		guard   func(*providers.Guard)
+		refused bool
+	}{
+		{name: "default", refused: true},
+		{name: "limit raised", guard: func(g *providers.Guard) { g.MaxPeopleLossShare = 0.3 }},
+		{name: "limit off", guard: func(g *providers.Guard) { g.MaxPeopleLossShare = -1 }},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			g := providers.DefaultGuard()
+			if c.guard != nil {
+				c.guard(&g)
+			}
+			plan, err := deploy.Build(context.Background(), res, r.Config(), deploy.Options{Guard: &g,
+				Providers: map[string]deploy.Factory{"ldap": func(*config.OU) (providers.Provider, error) { return fp, nil }}})
+			if err != nil {
+				t.Fatal(err)
+			}
+			var ge *providers.GuardError
+			refused := errors.As(plan.Err(), &ge)
+			if refused != c.refused {
+				t.Fatalf("plan error %v; want refused=%v", plan.Err(), c.refused)
+			}
+			if refused && (ge.Limit != providers.LimitPeople || ge.Removed != 21 || ge.Total != 80 || !strings.Contains(ge.Error(), "p39")) {
+				t.Errorf("%+v: %v", ge, ge)
 			}
 		})
 	}

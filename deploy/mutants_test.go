@@ -87,7 +87,7 @@ func TestFailedPrepareWritesNoGroupOfThatTarget(t *testing.T) {
 	if err != nil || plan.Err() != nil {
 		t.Fatal(err, plan.Err())
 	}
-	rep := deploy.Apply(context.Background(), plan, opt)
+	rep, _ := deploy.Apply(context.Background(), plan, opt.ApplyOptions())
 	for _, c := range fp.Calls() {
 		if c.Op == "apply" && c.OU == "teams" {
 			t.Errorf("wrote %v to a target whose container could not be created", c.Change)
@@ -118,7 +118,7 @@ func TestPreparedContainerIsReportedApplied(t *testing.T) {
 	fp.SetContainerMissing("teams")
 	opt := options(fp)
 	plan, _ := deploy.Build(context.Background(), res, cfg, opt)
-	rep := deploy.Apply(context.Background(), plan, opt)
+	rep, _ := deploy.Apply(context.Background(), plan, opt.ApplyOptions())
 	for _, tr := range rep.Targets {
 		if tr.OU != "teams" {
 			continue
@@ -154,7 +154,7 @@ func TestDesireErrorsFailTheTarget(t *testing.T) {
 			t.Error("a target with invalid desired groups was read")
 		}
 	}
-	deploy.Apply(context.Background(), plan, opt)
+	deploy.Apply(context.Background(), plan, opt.ApplyOptions())
 	if len(fp.Groups("apps")) != 0 {
 		t.Errorf("apps written: %v", fp.Groups("apps"))
 	}
@@ -254,7 +254,7 @@ func TestReportCountsOnlyFailures(t *testing.T) {
 	fp := fake.New()
 	opt := options(fp)
 	plan, _ := deploy.Build(context.Background(), res, cfg, opt)
-	rep := deploy.Apply(context.Background(), plan, opt)
+	rep, _ := deploy.Apply(context.Background(), plan, opt.ApplyOptions())
 	if err := rep.Err(); err != nil {
 		t.Fatal(err)
 	}
@@ -293,7 +293,7 @@ func TestCountersAfterReadAndApply(t *testing.T) {
 	if apps.Counters["requests"] == 0 {
 		t.Errorf("no counters after the read: %v", apps.Counters)
 	}
-	rep := deploy.Apply(context.Background(), plan, opt)
+	rep, _ := deploy.Apply(context.Background(), plan, opt.ApplyOptions())
 	for _, tr := range rep.Targets {
 		if len(tr.Outcomes) > 0 && tr.Counters["requests"] == 0 {
 			t.Errorf("%s: no counters after apply: %v", tr.OU, tr.Counters)
@@ -327,7 +327,7 @@ func TestWriteLogLevels(t *testing.T) {
 	var buf strings.Builder
 	opt := deploy.Options{Providers: factories(skipping{fp}), Logger: slog.New(slog.NewTextHandler(&buf, nil))}
 	plan, _ := deploy.Build(context.Background(), res, cfg, opt)
-	rep := deploy.Apply(context.Background(), plan, opt)
+	rep, _ := deploy.Apply(context.Background(), plan, opt.ApplyOptions())
 	if err := rep.Err(); err == nil || strings.Contains(err.Error(), "wiki") {
 		t.Errorf("report: %v (a skipped write is no failure)", err)
 	}

@@ -44,6 +44,11 @@ func LoadManagerMapFile(path string, maxSize int64) (map[string]string, error) {
 	if err != nil {
 		return nil, fmt.Errorf("manager map: %w", err)
 	}
+	return ParseManagerMap(path, data)
+}
+
+// ParseManagerMap parses manager map text read from path (named in errors).
+func ParseManagerMap(path string, data []byte) (map[string]string, error) {
 	root, _, err := yaml11.Parse(data, yaml11.Options{AllowDates: true})
 	if err != nil {
 		return nil, fmt.Errorf("manager map %s: %w", path, err)
@@ -108,6 +113,10 @@ func (o *Orgchart) manager(value string) (uint32, error) {
 	}
 	return id, nil
 }
+
+// Err is the problem that makes every management rule fail (a person missing from the manager
+// map), or nil.
+func (o *Orgchart) Err() error { return o.missing }
 
 // DirectReports is the manager plus their direct reports.
 func (o *Orgchart) DirectReports(value string) (*roaring.Bitmap, error) {

@@ -106,3 +106,21 @@ func TestGuard(t *testing.T) {
 		})
 	}
 }
+
+func TestChangeString(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		c    Change
+		want string
+	}{
+		{"members", Change{Kind: UpdateGroup, OU: "t", DN: "cn=a", Add: []string{"x", "y"}, Remove: []string{"z"}}, "CHANGE cn=a in t (+2 -1)"},
+		{"description only", Change{Kind: UpdateGroup, OU: "t", DN: "cn=a", DescriptionChanged: true}, "CHANGE cn=a in t (description)"},
+		{"attributes only", Change{Kind: UpdateGroup, OU: "t", DN: "cn=a", AttrsChanged: []string{"gidnumber"}}, "CHANGE cn=a in t (gidnumber)"},
+		{"members and description", Change{Kind: UpdateGroup, OU: "t", DN: "cn=a", Add: []string{"x"}, DescriptionChanged: true}, "CHANGE cn=a in t (+1 -0, description)"},
+		{"create", Change{Kind: CreateGroup, OU: "t", DN: "cn=a", Add: []string{"x"}}, "ADD cn=a to t (Members: x)"},
+	} {
+		if got := tc.c.String(); got != tc.want {
+			t.Errorf("%s: %q, want %q", tc.name, got, tc.want)
+		}
+	}
+}

@@ -29,6 +29,12 @@ type Guard struct {
 	// Guard written before this field existed keeps a sensible limit); negative or ≥ 1: no
 	// limit.
 	MaxTotalRemovalShare float64
+	// MaxPeopleLossShare is the largest share of the people who hold a membership in any
+	// target now (the state the previous runs left) that may be missing from this run's
+	// people data (when that is at least MinRemovals people): a people source that lost part
+	// of the company removes those people everywhere, even when they hold few memberships.
+	// 0: the same as MaxRemovalShare; negative or ≥ 1: no limit.
+	MaxPeopleLossShare float64
 }
 
 // GuardLimit names the limit that refused a plan.
@@ -40,6 +46,7 @@ const (
 	LimitDeleted GuardLimit = "deleted" // MaxDeletedGroups
 	LimitGroup   GuardLimit = "group"   // MaxGroupRemovalShare
 	LimitTotal   GuardLimit = "total"   // MaxTotalRemovalShare, over every target
+	LimitPeople  GuardLimit = "people"  // MaxPeopleLossShare, over every target
 )
 
 // DefaultGuard: refuse removing more than 25% of a target's memberships, more than 25% of all
@@ -73,6 +80,9 @@ func (e *GuardError) Error() string {
 		why = fmt.Sprintf("it removes %d of the %d members of %s (limit %.0f%% of a group)", e.GroupRemoved, e.GroupTotal, e.Group, e.MaxGroupShare*100)
 	case LimitDeleted:
 		why = fmt.Sprintf("it deletes %d groups (limit %d)", e.Deleted, e.MaxDeleted)
+	case LimitPeople:
+		return fmt.Sprintf("removal guard refused the plan for %s: %d of the %d people who hold memberships now are missing from the people data (%.0f%%, limit %.0f%%); for example: %s",
+			e.OU, e.Removed, e.Total, e.Share*100, e.MaxShare*100, strings.Join(e.Worst, ", "))
 	case LimitTotal:
 		return fmt.Sprintf("removal guard refused the plan for %s: the run removes %d of %d memberships across all targets (%.0f%%, limit %.0f%%); most: %s",
 			e.OU, e.Removed, e.Total, e.Share*100, e.MaxShare*100, strings.Join(e.Worst, ", "))
@@ -265,4 +275,22 @@ func (g Guard) CheckTotal(targets []TargetRemovals) *GuardError {
 	}
 	return &GuardError{Limit: LimitTotal, Removed: removed, Total: total, Share: share, MaxShare: max,
 		MaxDeleted: -1, Worst: worst}
+}
+
+// CheckPeopleLoss refuses a run in which more than MaxPeopleLossShare of the people who hold
+// memberships now (current) are missing from the people data (lost, with a few examples).
+func (g Guard) CheckPeopleLoss(current, lost int, examples []string) *GuardError {
+	max := g.MaxPeopleLossShare
+	if max == 0 {
+		max = g.MaxRemovalShare
+	}
+	share := 0.0
+	if current > 0 {
+		share = float64(lost) / float64(current)
+	}
+	if !limited(max) || lost == 0 || lost < g.MinRemovals || share <= max {
+		return nil
+	}
+	return &GuardError{Limit: LimitPeople, Removed: lost, Total: current, Share: share, MaxShare: max,
+		MaxDeleted: -1, Worst: examples}
 }

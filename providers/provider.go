@@ -146,7 +146,18 @@ func (c *Change) String() string {
 	case UpdatePerson:
 		return fmt.Sprintf("CHANGE person %s attribute %s", c.Person, c.Attribute)
 	}
-	return fmt.Sprintf("CHANGE %s in %s (+%d -%d)", c.DN, c.OU, len(c.Add), len(c.Remove))
+	var what []string
+	if len(c.Add) > 0 || len(c.Remove) > 0 {
+		what = append(what, fmt.Sprintf("+%d -%d", len(c.Add), len(c.Remove)))
+	}
+	if c.DescriptionChanged {
+		what = append(what, "description")
+	}
+	what = append(what, c.AttrsChanged...)
+	if len(what) == 0 {
+		return fmt.Sprintf("CHANGE %s in %s", c.DN, c.OU)
+	}
+	return fmt.Sprintf("CHANGE %s in %s (%s)", c.DN, c.OU, strings.Join(what, ", "))
 }
 
 // Describe is the change for a write log: what it does and to whom (at most 20 names per

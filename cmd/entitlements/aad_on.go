@@ -3,9 +3,6 @@
 package main
 
 import (
-	"os"
-
-	"github.com/entitlements-go/entitlements/cache"
 	"github.com/entitlements-go/entitlements/config"
 	"github.com/entitlements-go/entitlements/deploy"
 	"github.com/entitlements-go/entitlements/providers"
@@ -17,8 +14,9 @@ import (
 func addAAD(c *common, out map[string]deploy.Factory) {
 	opt := aad.Options{Logger: c.logger}
 	var predErr error
-	if dir := os.Getenv("ENTITLEMENTS_PREDICTIVE_STATE_DIR"); dir != "" && !c.full {
-		opt.Predictive, predErr = cache.LoadPredictive(dir)
+	opt.Predictive, predErr = c.predictiveState()
+	if hook, ok := c.ext.aadHook.(func(*aad.Options)); ok {
+		hook(&opt)
 	}
 	reg := aad.NewRegistry(opt)
 	c.aad = reg

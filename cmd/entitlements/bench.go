@@ -16,6 +16,11 @@ import (
 // cmdBench generates a production-shaped repo and reports the time and allocations of each
 // phase, so that speed claims come with a command anyone can rerun.
 func cmdBench(ctx context.Context, args []string, stdout, stderr io.Writer) int {
+	for _, a := range args {
+		if a == "--e2e" || a == "-e2e" || a == "--e2e=true" || a == "-e2e=true" {
+			return cmdBenchE2E(ctx, args, stdout, stderr)
+		}
+	}
 	fs := flag.NewFlagSet("bench", flag.ContinueOnError)
 	n := fs.Int("people", 5000, "number of people in the generated repo")
 	dir := fs.String("dir", "", "write the repo here and keep it (default: a temporary directory, removed after)")

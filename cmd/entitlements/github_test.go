@@ -50,7 +50,7 @@ people_data_source: y
 	t.Setenv("TEST_GITHUB_TOKEN", "tok")
 	cfg := filepath.Join(dir, "config.yaml")
 
-	code, out, errOut := runCLI(t, "apply", "--config", cfg)
+	code, out, errOut := runCLI(t, "apply", "--config", cfg, "--yes")
 	if code != exitOK || !strings.Contains(out, "+ ADD cn=sre,ou=teams,ou=GitHub,dc=example,dc=net (Members: alice,bob)") ||
 		!strings.Contains(out, "Apply: 1 change(s) applied") {
 		t.Fatalf("apply: exit %d\n%s\n%s", code, out, errOut)
@@ -61,5 +61,18 @@ people_data_source: y
 	}
 	if !strings.Contains(out, "graphql") {
 		t.Errorf("the plan does not show the provider's request counters:\n%s", out)
+	}
+
+	// The team as the audit log recorded it: trusted, and the plan says so.
+	state := t.TempDir()
+	os.WriteFile(filepath.Join(state, "cn=sre,ou=teams,ou=GitHub,dc=example,dc=net"), []byte("alice\nbob\n"), 0o644)
+	t.Setenv("ENTITLEMENTS_PREDICTIVE_STATE_DIR", state)
+	code, out, errOut = runCLI(t, "plan", "--config", cfg)
+	if code != exitOK || !strings.Contains(out, "Predictive state: 1 of 1 cached group(s) trusted") || !strings.Contains(out, "member_reads=0") {
+		t.Errorf("predictive plan: exit %d\n%s\n%s", code, out, errOut)
+	}
+	code, out, errOut = runCLI(t, "plan", "--config", cfg, "--full")
+	if code != exitOK || strings.Contains(out, "Predictive state") || !strings.Contains(out, "predictive_hits=0") {
+		t.Errorf("--full still uses the predictive state: exit %d\n%s\n%s", code, out, errOut)
 	}
 }

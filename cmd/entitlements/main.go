@@ -5,6 +5,9 @@
 //	entitlements calc     --config PATH [--now YYYY-MM-DD] [--ldap-groups FILE] [--format json]
 //	entitlements validate --config PATH [--now YYYY-MM-DD] [--ldap-groups FILE] [--strict]
 //	entitlements explain  --config PATH --group OU/CN --person UID [--now ...] [--format json]
+//	entitlements plan     --config PATH [--state FILE] [--format text|json|markdown] [--out PLANFILE] [--detailed-exitcode]
+//	entitlements apply    --config PATH [--state FILE] [--yes] [PLANFILE]
+//	entitlements diff     --config PATH --base REV [--head REV] [--format text|json|markdown] [--detailed-exitcode]
 //	entitlements bench    --people N [--dir DIR]
 package main
 
@@ -22,9 +25,9 @@ import (
 	"time"
 
 	"github.com/entitlements-go/entitlements/calc"
-	"github.com/entitlements-go/entitlements/config"
 	"github.com/entitlements-go/entitlements/providers/github"
 	ldapprov "github.com/entitlements-go/entitlements/providers/ldap"
+	"github.com/entitlements-go/entitlements/providers/ldap/ldapcalc"
 	"github.com/entitlements-go/entitlements/validate"
 )
 
@@ -42,7 +45,8 @@ commands:
   validate  load and validate a config repo; print every error found
   explain   explain why a person is (or is not) in a group
   plan      show the changes that would bring every target in step (writes nothing)
-  apply     make those changes
+  apply     make those changes (asks first on a terminal; --yes, or a saved plan file)
+  diff      who gains or loses which access between two git revisions, and why
   graph     print the dependency graph of groups (dot or mermaid)
   bench     generate a synthetic repo and time load, validate and calculate
   version   print the version of this binary (also --version)
@@ -84,6 +88,8 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		return cmdApply(ctx, rest, stdout, stderr)
 	case "bench":
 		return cmdBench(ctx, rest, stdout, stderr)
+	case "diff":
+		return cmdDiff(ctx, rest, stdout, stderr)
 	case "help", "-h", "--help":
 		if len(rest) > 0 {
 			return run(ctx, []string{rest[0], "-h"}, stdout, stderr)
@@ -118,6 +124,7 @@ type common struct {
 	github      *github.Registry
 	aad         closer
 	logger      *slog.Logger
+	ext         cmdExt
 }
 
 type closer interface{ Close() }
@@ -185,15 +192,7 @@ func (c *common) options(stderr io.Writer) (calc.Options, error) {
 	// LDAP people sources and ldap_group rules read the directory through the same
 	// connection pools that the LDAP provider uses for plan and apply.
 	c.ldap = ldapprov.NewRegistry(ldapprov.Options{})
-	opt.People = c.ldap.PeopleLoader()
-	opt.LDAPGroupsFor = func(cfg *config.Config) (calc.LDAPGroupReader, error) {
-		gr := c.ldap.GroupReaderFor(cfg)
-		if gr == nil {
-			return nil, nil
-		}
-		return ldapGroups{gr}, nil
-	}
-	return opt, nil
+	return ldapcalc.Options(c.ldap, opt), nil
 }
 
 func parseFlags(fs *flag.FlagSet, args []string, stderr io.Writer) bool {

@@ -1,21 +1,27 @@
 package main
 
 import (
-	"context"
-
-	"github.com/entitlements-go/entitlements/calc"
 	"github.com/entitlements-go/entitlements/config"
 	"github.com/entitlements-go/entitlements/deploy"
 	"github.com/entitlements-go/entitlements/providers"
 	"github.com/entitlements-go/entitlements/providers/github"
-	ldapprov "github.com/entitlements-go/entitlements/providers/ldap"
 )
 
 // realFactories builds the providers for the backend types this binary supports. The
-// registries own connection pools and live as long as the command (c.stop closes them).
-func realFactories(c *common) map[string]deploy.Factory {
+// registries own connection pools and live as long as the command (c.stop closes them). A
+// predictive state directory that cannot be read fails the whole run (a typo must not
+// silently turn it off).
+func realFactories(c *common) (map[string]deploy.Factory, error) {
 	ldapFactory := func(ou *config.OU) (providers.Provider, error) { return c.ldap.Provider(ou) }
-	c.github = github.NewRegistry(github.Options{Logger: c.logger})
+	pred, err := c.predictiveState()
+	if err != nil {
+		return nil, err
+	}
+	gopt := github.Options{Logger: c.logger, Predictive: pred}
+	if c.ext.githubHook != nil {
+		c.ext.githubHook(&gopt)
+	}
+	c.github = github.NewRegistry(gopt)
 	ghFactory := func(ou *config.OU) (providers.Provider, error) { return c.github.Provider(ou) }
 	out := map[string]deploy.Factory{
 		"ldap":        ldapFactory,
@@ -24,20 +30,5 @@ func realFactories(c *common) map[string]deploy.Factory {
 		"github_team": ghFactory,
 	}
 	addAAD(c, out)
-	return out
-}
-
-// ldapGroups adapts the LDAP provider's group reader to the calculator's interface.
-type ldapGroups struct{ r *ldapprov.GroupReader }
-
-func (l ldapGroups) ReadLDAPGroups(ctx context.Context, dns []string) (map[string]*calc.LDAPGroup, error) {
-	got, err := l.r.ReadGroups(ctx, dns)
-	if err != nil {
-		return nil, err
-	}
-	out := make(map[string]*calc.LDAPGroup, len(got))
-	for d, attrs := range got {
-		out[d] = &calc.LDAPGroup{DN: d, Attrs: attrs}
-	}
 	return out, nil
 }

@@ -76,8 +76,8 @@ func main() {
 		log.Fatal(err)
 	}
 	fmt.Printf("\nplan: %v\n", plan.Totals())
-	if rep := deploy.Apply(ctx, plan, opt); rep.Err() != nil {
-		log.Fatal(rep.Err())
+	if _, err := deploy.Apply(ctx, plan, deploy.ApplyOptions{}); err != nil {
+		log.Fatal(err)
 	}
 	again, err := deploy.Build(ctx, res, repo.Config(), opt)
 	if err != nil {

@@ -13,6 +13,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"syscall"
 
 	"github.com/entitlements-go/entitlements/validate"
 )
@@ -36,21 +37,29 @@ func Read(path string, opt Options) ([]byte, error) {
 	if max == 0 {
 		max = DefaultMaxSize
 	}
-	// Stat (which follows symlinks) before opening: opening a FIFO blocks until a writer
-	// appears, so the type must be known first.
-	st, err := os.Stat(path)
+	// Stat before opening: opening a FIFO blocks until a writer appears, so the type must
+	// be known first.
+	st, err := os.Lstat(path)
 	if err != nil {
 		return nil, err
+	}
+	link := st.Mode()&fs.ModeSymlink != 0
+	if link {
+		if st, err = os.Stat(path); err != nil {
+			return nil, err
+		}
 	}
 	if err := check(path, st, max); err != nil {
 		return nil, err
 	}
 	if len(opt.Roots) > 0 {
-		if err := inside(path, opt.Roots); err != nil {
+		if err := inside(path, link, opt.Roots); err != nil {
 			return nil, err
 		}
 	}
-	f, err := os.Open(path)
+	// O_NONBLOCK: should the file have been replaced by a FIFO since Stat, opening it must
+	// not block either (the check below then refuses it). It changes nothing for files.
+	f, err := os.OpenFile(path, os.O_RDONLY|syscall.O_NONBLOCK, 0)
 	if err != nil {
 		return nil, err
 	}
@@ -129,9 +138,9 @@ func tooLarge(path string, size, max int64) error {
 
 // inside checks that the real path of path is inside one of roots (roots are resolved too, so
 // a config tree reached through a symlinked directory still works).
-func inside(path string, roots []string) error {
+func inside(path string, link bool, roots []string) error {
 	// Fast path (every file of a normal repo): not a link, directly in a root directory.
-	if st, err := os.Lstat(path); err == nil && st.Mode()&fs.ModeSymlink == 0 {
+	if !link {
 		dir := filepath.Clean(filepath.Dir(path))
 		for _, r := range roots {
 			if filepath.Clean(r) == dir {

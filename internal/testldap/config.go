@@ -81,6 +81,7 @@ type confParams struct {
 	suffix, rootDN, rootPW    string
 	extraSchema               bool
 	tls                       *tlsFiles
+	maxSize                   int64
 }
 
 // slapdConf renders the classic slapd.conf. File config rather than cn=config
@@ -120,8 +121,12 @@ func slapdConf(p confParams) string {
 	w("rootpw %s", quote(p.rootPW))
 	w("directory %s", quote(filepath.Join(p.dir, "db")))
 	// MDB reserves maxsize of address space and may grow the file to it;
-	// 64 MiB holds tens of thousands of small entries.
-	w("maxsize %d", 64<<20)
+	// 64 MiB (the default) holds tens of thousands of small entries.
+	maxSize := p.maxSize
+	if maxSize <= 0 {
+		maxSize = 64 << 20
+	}
+	w("maxsize %d", maxSize)
 	// No fsync per transaction: Kill (SIGKILL) only kills the process, and
 	// writes already handed to the kernel survive that; only a machine
 	// crash could lose them, which a throwaway test server does not care

@@ -77,6 +77,9 @@ type Options struct {
 	// DN attribute shellentitlements and the AUXILIARY objectclass
 	// entitlementsPerson that MAYs it).
 	ExtraSchema string
+	// MaxSize is the MDB database's size limit in bytes. Default 64 MiB (tens of thousands
+	// of small entries); benchmarks with large groups need more.
+	MaxSize int64
 }
 
 // Server is a running (or stopped) slapd. The exported fields are fixed for
@@ -170,7 +173,7 @@ func Start(t testing.TB, opt Options) *Server {
 	params := confParams{
 		dir: dir, schemaDir: schemaDir, moduleDir: findModuleDir(),
 		suffix: suffix, rootDN: s.BindDN, rootPW: s.Password,
-		extraSchema: opt.ExtraSchema != "",
+		extraSchema: opt.ExtraSchema != "", maxSize: opt.MaxSize,
 	}
 	if opt.TLS {
 		files, err := writeTLSFiles(dir)

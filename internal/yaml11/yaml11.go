@@ -542,7 +542,9 @@ func (n *Node) Substitute(expand func(string) (out string, subst, whole bool)) {
 			k.Substitute(expand)
 			n.Values[i].Substitute(expand)
 		}
-		n.index, n.indexLen = nil, 0
+		if n.index != nil {
+			n.buildIndex() // keys may have changed
+		}
 		return
 	}
 	out, subst, whole := expand(n.Str)

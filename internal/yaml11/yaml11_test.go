@@ -3,6 +3,7 @@ package yaml11
 import (
 	"encoding/json"
 	"errors"
+	"fmt"
 	"math"
 	"reflect"
 	"strings"
@@ -533,5 +534,45 @@ func TestControlCharactersRefused(t *testing.T) {
 		if _, _, err := Parse([]byte(src), Options{}); err != nil {
 			t.Errorf("Parse(%q) = %v, want ok", src, err)
 		}
+	}
+}
+
+func TestSubstitute(t *testing.T) {
+	var keys strings.Builder
+	for i := range 40 { // large enough for an index
+		fmt.Fprintf(&keys, "k%d: v\n", i)
+	}
+	n, _ := mustParse(t, keys.String()+"PH0: x\na: PH1\nb: [PH2]\nc: \"PH0 and PH1\"\nd: PH3\ne: PH4\nf: PH5\n", Options{})
+	vals := map[string]string{"PH0": "key", "PH1": "*alias #c", "PH2": "", "PH3": "true", "PH4": "", "PH5": "-12"}
+	n.Substitute(func(s string) (string, bool, bool) {
+		if v, ok := vals[s]; ok {
+			return v, true, true
+		}
+		out := s
+		for k, v := range vals {
+			out = strings.ReplaceAll(out, k, v)
+		}
+		return out, out != s, false
+	})
+	check := func(key string, kind Kind, str string) {
+		t.Helper()
+		v := n.Get(key)
+		if v == nil || v.Kind != kind || v.Str != str || !v.Substituted {
+			t.Errorf("%s = %+v, want %s %q", key, v, kind, str)
+		}
+	}
+	if v := n.Get("key"); v == nil || v.Str != "x" { // a substituted key is found (index rebuilt)
+		t.Errorf("key = %+v", v)
+	}
+	check("a", String, "*alias #c")
+	check("c", String, "key and *alias #c")
+	check("d", Bool, "true")
+	check("e", Null, "")
+	check("f", Int, "-12")
+	if it := n.Get("b").Items[0]; it.Kind != Null {
+		t.Errorf("b[0] = %+v", it)
+	}
+	if got := n.Get("a").Inspect(); got != Filtered {
+		t.Errorf("Inspect of a substituted value: %s", got)
 	}
 }

@@ -290,7 +290,8 @@ func TestUnknownWriteOutcome(t *testing.T) {
 }
 
 func (e *env) applyAllowingErrors(plan *deploy.Plan) *deploy.Report {
-	return deploy.Apply(context.Background(), plan, deploy.Options{})
+	rep, _ := deploy.Apply(context.Background(), plan, deploy.ApplyOptions{})
+	return rep
 }
 
 // TestLeftAlone: a dynamic group and a mail-enabled security group are reported and never

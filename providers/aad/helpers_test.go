@@ -201,7 +201,7 @@ func (e *env) plan(reg *Registry, force bool) (*deploy.Plan, *deploy.TargetPlan,
 // apply applies a plan and fails the test on any outcome that is not OK.
 func (e *env) apply(plan *deploy.Plan) *deploy.Report {
 	e.t.Helper()
-	rep := deploy.Apply(context.Background(), plan, deploy.Options{})
+	rep, _ := deploy.Apply(context.Background(), plan, deploy.ApplyOptions{})
 	if err := rep.Err(); err != nil {
 		e.t.Fatalf("apply: %v", err)
 	}

@@ -122,7 +122,7 @@ func (sc *noopScenario) run(tb testing.TB) noopResult {
 		tb.Fatalf("no-op plan: err %v, %d changes (first: %v)", tp.Err, len(tp.Changes), tp.Changes[:min(1, len(tp.Changes))])
 	}
 	planStats := sc.fake.Stats()
-	deploy.Apply(ctx, plan, opt)
+	deploy.Apply(ctx, plan, opt.ApplyOptions())
 	st := sc.fake.Stats()
 	tb.Logf("P=%d teams=%d (large-team extra pages %d) latency=%s: GraphQL %d (team queries %d, max %d aliases; org queries %d), REST %d, connections %d (pool %d), wall %s",
 		sc.people, sc.teams, sc.extraPages, sc.latency, planStats.GraphQL, planStats.GraphQLTeamDocs, planStats.MaxTeamAliases,

@@ -209,7 +209,8 @@ func (e *env) plan(reg *github.Registry) *deploy.Plan {
 
 func (e *env) apply(reg *github.Registry, plan *deploy.Plan) *deploy.Report {
 	e.t.Helper()
-	return deploy.Apply(context.Background(), plan, e.deployOptions(reg))
+	rep, _ := deploy.Apply(context.Background(), plan, e.deployOptions(reg).ApplyOptions())
+	return rep
 }
 
 // converge plans and applies with a fresh registry and fails the test on any error.

@@ -103,6 +103,9 @@ func (p *OrgProvider) Read(ctx context.Context, t *providers.Target) (*providers
 		}
 	}
 	ctx = p.withTarget(ctx)
+	if cached, ok, err := p.predictiveOrg(ctx, desired); err != nil || ok {
+		return cached, err
+	}
 	st, err := p.orgState(ctx)
 	if err != nil {
 		return nil, err

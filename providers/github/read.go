@@ -195,6 +195,7 @@ type teamJob struct {
 // aliases that failed, round by round. Teams that do not exist are absent from the result.
 func (s *session) readTeams(ctx context.Context, org string, slugs []string) (map[string]*teamSnap, error) {
 	opt := &s.h.reg.opt
+	s.both(ctx, func(c *counters) { c.memberReads.Add(int64(len(slugs))) })
 	found := map[string]*teamSnap{}
 	var mu sync.Mutex
 	jobs := make([]teamJob, 0, len(slugs))
@@ -596,6 +597,7 @@ func (s *session) listMembers(ctx context.Context, org, role string, sequential 
 		})
 		return users, resp, err
 	}
+	s.both(ctx, func(c *counters) { c.memberReads.Add(1) })
 	users, resp, err := get(ctx, 1)
 	if err != nil {
 		return nil, fmt.Errorf("listing %ss: %w", role, err)

@@ -269,7 +269,7 @@ func (p *TeamProvider) Read(ctx context.Context, t *providers.Target) (*provider
 	for _, g := range p.desiredGroups() {
 		desired[slugOf(g)] = g
 	}
-	slugs := slices.Sorted(maps.Keys(desired))
+	hits, slugs := p.predictiveTeams(desired)
 	// Parents named by desired teams but defined by no file are read too (in the same
 	// batches): their privacy decides whether the plan can nest under them, and their IDs
 	// spare a lookup when a child is created or moved.
@@ -280,15 +280,22 @@ func (p *TeamProvider) Read(ctx context.Context, t *providers.Target) (*provider
 		}
 	}
 	slices.Sort(parentOnly)
+	// With every team trusted from the predictive state there is nothing to read.
+	read := len(slugs) > 0 || len(parentOnly) > 0 || p.cfg.deleteTeams
 	var st *orgState
-	var snaps map[string]*teamSnap
+	snaps := map[string]*teamSnap{}
 	eg, ectx := errgroup.WithContext(ctx)
+	if read {
+		eg.Go(func() error {
+			var err error
+			st, err = p.orgState(ectx)
+			return err
+		})
+	}
 	eg.Go(func() error {
-		var err error
-		st, err = p.orgState(ectx)
-		return err
-	})
-	eg.Go(func() error {
+		if !read {
+			return nil
+		}
 		all := append(slices.Clip(slugs), parentOnly...)
 		if p.cfg.deleteTeams {
 			listed, err := p.s.listTeamSlugs(ectx, p.cfg.org)
@@ -325,6 +332,9 @@ func (p *TeamProvider) Read(ctx context.Context, t *providers.Target) (*provider
 		return nil, err
 	}
 	out := &providers.State{Groups: map[string]*providers.Group{}}
+	for _, g := range hits {
+		out.Groups[providers.Key(g.DN)] = g
+	}
 	leftOut, pending := map[string][]string{}, map[string][]string{}
 	var kept []string
 	for slug, snap := range snaps {

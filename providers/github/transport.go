@@ -23,6 +23,9 @@ type counters struct {
 	rateWait, backoffWait                      atomic.Int64 // nanoseconds
 	writes, skippedUsers, warnings             atomic.Int64
 	pendingUsers                               atomic.Int64
+	// predictive: groups trusted from the predictive state; memberReads: member lists read
+	// (one per team, one per org role list).
+	predictive, memberReads atomic.Int64
 }
 
 func (c *counters) snapshot() map[string]int64 {
@@ -38,6 +41,8 @@ func (c *counters) snapshot() map[string]int64 {
 		"skipped_users":      c.skippedUsers.Load(),
 		"pending_users":      c.pendingUsers.Load(),
 		"warnings":           c.warnings.Load(),
+		"predictive_hits":    c.predictive.Load(),
+		"member_reads":       c.memberReads.Load(),
 	}
 }
 

@@ -147,7 +147,7 @@ func TestPlanApplyPlanSameRegistry(t *testing.T) {
 	if tot := plan.Totals(); tot[providers.CreateContainer] != 3 || tot[providers.CreateGroup] != 5 {
 		t.Fatalf("first plan: %v", tot)
 	}
-	if err := deploy.Apply(ctx, plan, opt).Err(); err != nil {
+	if _, err := deploy.Apply(ctx, plan, opt.ApplyOptions()); err != nil {
 		t.Fatal(err)
 	}
 	again, err := deploy.Build(ctx, res, cfg, opt)
@@ -175,7 +175,7 @@ func TestPlanApplyPlanSameRegistry(t *testing.T) {
 	if tot := plan2.Totals(); tot[providers.UpdateGroup] != 1 || len(tot) != 1 {
 		t.Fatalf("plan after a change of sre: %v", tot)
 	}
-	if err := deploy.Apply(ctx, plan2, opt).Err(); err != nil {
+	if _, err := deploy.Apply(ctx, plan2, opt.ApplyOptions()); err != nil {
 		t.Fatal(err)
 	}
 	if again, _ := deploy.Build(ctx, res2, cfg2, opt); len(again.Totals()) != 0 || again.Err() != nil {
@@ -214,7 +214,7 @@ func TestEmptyGroupsOnTheServer(t *testing.T) {
 	opt := bOptions(reg)
 	ctx := context.Background()
 	plan, _ := deploy.Build(ctx, res, cfg, opt)
-	if err := deploy.Apply(ctx, plan, opt).Err(); err != nil {
+	if _, err := deploy.Apply(ctx, plan, opt.ApplyOptions()); err != nil {
 		t.Fatal(err)
 	}
 	e := srv.Entry(t, "cn=empty,ou=Posix,ou=Groups,"+bSuffix)
@@ -264,7 +264,7 @@ func TestEmptyGroupsOnTheServer(t *testing.T) {
 		t.Errorf("plan: %v", tot)
 	}
 	before := reg.Counters()["modifies"]
-	if err := deploy.Apply(ctx, plan2, opt).Err(); err != nil {
+	if _, err := deploy.Apply(ctx, plan2, opt.ApplyOptions()); err != nil {
 		t.Fatal(err)
 	}
 	if n := reg.Counters()["modifies"] - before; n != 2 {
@@ -317,7 +317,7 @@ func TestFailedBaseSearchIsNotAMissingContainer(t *testing.T) {
 					t.Errorf("a failed read was taken for a missing container: %v", teams.Err)
 				}
 			}
-			deploy.Apply(context.Background(), plan, opt)
+			deploy.Apply(context.Background(), plan, opt.ApplyOptions())
 			e := srv.Entry(t, "cn=sre,ou=Teams,ou=Groups,"+bSuffix)
 			if v := e.GetAttributeValues("uniqueMember"); len(v) != 1 || !strings.HasPrefix(v[0], "uid=dave,") {
 				t.Errorf("members overwritten: %v", v)

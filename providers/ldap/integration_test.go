@@ -175,7 +175,7 @@ func deployCase(t *testing.T, dir string, apply bool, opt deploy.Options) run {
 	}
 	r := run{plan: plan, result: res}
 	if apply {
-		r.report = deploy.Apply(ctx, plan, opt)
+		r.report, _ = deploy.Apply(ctx, plan, opt.ApplyOptions())
 	}
 	r.counters = reg.Counters()
 	return r
@@ -404,7 +404,7 @@ func TestServerKilledMidRun(t *testing.T) {
 		t.Fatalf("plan: %v %v", err, plan.Err())
 	}
 	srv.Kill()
-	rep := deploy.Apply(ctx2, plan, opt)
+	rep, _ := deploy.Apply(ctx2, plan, opt.ApplyOptions())
 	if rep.Err() == nil {
 		t.Fatal("apply against a dead server reported success")
 	}

@@ -160,7 +160,7 @@ func TestServerKilledWhileWritesAreInFlight(t *testing.T) {
 	}
 	const allowed = 3
 	proxy.allowed.Store(allowed)
-	rep := deploy.Apply(ctx, plan, opt)
+	rep, _ := deploy.Apply(ctx, plan, opt.ApplyOptions())
 	if rep.Err() == nil {
 		t.Fatal("apply reported success although the server died during it")
 	}

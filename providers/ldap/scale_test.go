@@ -96,7 +96,7 @@ func deployWith(t testing.TB, reg *ldapprov.Registry, dir string, apply bool, op
 	}
 	r := run{plan: plan, result: res}
 	if apply {
-		r.report = deploy.Apply(ctx, plan, opt)
+		r.report, _ = deploy.Apply(ctx, plan, opt.ApplyOptions())
 	}
 	r.counters = map[string]int64{}
 	for k, v := range reg.Counters() {

@@ -143,7 +143,7 @@ func TestSynthDeploy(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	rep := deploy.Apply(ctx, plan, opt)
+	rep, _ := deploy.Apply(ctx, plan, opt.ApplyOptions())
 	mustApply(t, run{plan: plan, report: rep})
 	t.Logf("initial apply of %d groups: %v, %v", plan.Totals()[providers.CreateGroup], time.Since(start).Round(time.Millisecond), reg.Counters())
 	reg.Close()
@@ -224,7 +224,7 @@ func TestSynthDeploy(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	rep = deploy.Apply(ctx, plan, opt)
+	rep, _ = deploy.Apply(ctx, plan, opt.ApplyOptions())
 	mustApply(t, run{plan: plan, report: rep})
 	tot := plan.Totals()
 	if tot[providers.CreateGroup] != 3 || tot[providers.DeleteGroup] != 2 || tot[providers.UpdateGroup] < 6 {
@@ -287,7 +287,7 @@ func BenchmarkSynthDeployP2000(b *testing.B) {
 			if err != nil {
 				b.Fatal(err)
 			}
-			rep := deploy.Apply(ctx, plan, opt)
+			rep, _ := deploy.Apply(ctx, plan, opt.ApplyOptions())
 			b.StopTimer()
 			if err := errors.Join(plan.Err(), rep.Err()); err != nil {
 				b.Fatal(err)
@@ -308,7 +308,7 @@ func BenchmarkSynthDeployP2000(b *testing.B) {
 		if err != nil {
 			b.Fatal(err)
 		}
-		if err := errors.Join(plan.Err(), deploy.Apply(ctx, plan, opt).Err()); err != nil {
+		if err := errors.Join(plan.Err(), applyErr(ctx, plan, opt)); err != nil {
 			b.Fatal(err)
 		}
 		reg.Close()
@@ -330,4 +330,9 @@ func BenchmarkSynthDeployP2000(b *testing.B) {
 		}
 		report(b, total)
 	})
+}
+
+func applyErr(ctx context.Context, plan *deploy.Plan, opt deploy.Options) error {
+	_, err := deploy.Apply(ctx, plan, opt.ApplyOptions())
+	return err
 }

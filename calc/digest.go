@@ -1,0 +1,52 @@
+package calc
+
+import (
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"fmt"
+	"maps"
+	"slices"
+
+	"github.com/entitlements-go/entitlements/internal/safefile"
+)
+
+// Digest identifies the inputs of a Repo by content, so that a saved plan can tell whether
+// the repo it was made from is still the one being applied.
+type Digest struct {
+	// Config covers entitlements.yaml and every group file the run read (path and content).
+	Config string
+	// People covers the people data (every uid and attribute) and the manager map.
+	People string
+}
+
+// Digest returns the content digests of the repo's inputs.
+func (r *Repo) Digest() Digest {
+	h := sha256.New()
+	cfgData, err := r.fsys.ReadFile(r.cfg.File, safefile.Options{MaxSize: -1})
+	if err != nil {
+		cfgData = []byte(err.Error())
+	}
+	sum := sha256.Sum256(cfgData)
+	fmt.Fprintf(h, "%q %x\n", r.cfg.Rel(r.cfg.File), sum)
+	keys := slices.Sorted(maps.Keys(r.groups))
+	for _, k := range keys {
+		g := r.groups[k]
+		fmt.Fprintf(h, "%q %q %x\n", k, g.rel, g.sum)
+	}
+	var d Digest
+	d.Config = hex.EncodeToString(h.Sum(nil))
+	h = sha256.New()
+	if r.dir != nil {
+		for _, uid := range r.dir.UIDs() {
+			id, _ := r.dir.Lookup(uid)
+			attrs, _ := json.Marshal(r.dir.Person(id).Attrs) // map keys are sorted
+			fmt.Fprintf(h, "%q %s\n", uid, attrs)
+		}
+	}
+	for _, k := range slices.Sorted(maps.Keys(r.mm)) {
+		fmt.Fprintf(h, "mgr %q %q\n", k, r.mm[k])
+	}
+	d.People = hex.EncodeToString(h.Sum(nil))
+	return d
+}

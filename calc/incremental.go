@@ -1,0 +1,316 @@
+package calc
+
+import (
+	"maps"
+	"slices"
+	"strings"
+
+	"github.com/RoaringBitmap/roaring/v2"
+)
+
+// Incremental lets a load reuse the work of a Repo loaded from another version of the same
+// repository, which is what makes a pull-request diff cost little more than one calculation:
+// files that did not change are not read or parsed again, and a group is evaluated again
+// only when something it depends on (its file, a referenced group, the people or the org
+// chart behind one of its rules, a filter population) differs.
+//
+// The results are exactly those of a full load; only the work differs. Reuse is all or
+// nothing per input: a changed config file, another "today" or other custom methods disable
+// it entirely; a changed people file keeps the evaluated sets only when the uids are the
+// same (then only the org-chart rules whose subtree moved are computed again).
+type Incremental struct {
+	// Base is the earlier Repo. When Base has been calculated, unchanged groups reuse its
+	// sets and output groups. Base is only read, never changed; it stays usable (Explain).
+	Base *Repo
+	// Changed reports whether the file at path may differ from the one Base read (added,
+	// modified or deleted). Paths are slash-separated and relative to the root of Options.FS
+	// when it is set, absolute OS paths otherwise. Files it returns false for are not read.
+	Changed func(path string) bool
+}
+
+// incState is the reuse plan of one incremental load.
+type incState struct {
+	base    *Repo
+	changed func(string) bool
+	// parse: definitions of unchanged files are reused (same config, date and methods).
+	parse bool
+	// sameIDs: both runs intern the same uids in the same order, so sets are comparable.
+	sameIDs bool
+	// orgAffected are the lower-case managers whose management or direct_report set may
+	// differ; nil when the org chart is shared with the base (nothing moved).
+	orgAffected map[string]bool
+	orgSame     bool
+	baseRes     *Result
+	// filterSame is true when every filter population equals the base's.
+	filterSame bool
+}
+
+// setupIncremental decides what the load may reuse, after the config is loaded.
+func (r *Repo) setupIncremental() {
+	in := r.opt.Incremental
+	if in == nil || in.Base == nil || in.Base.dir == nil {
+		return
+	}
+	b := in.Base
+	changed := in.Changed
+	if changed == nil {
+		changed = func(string) bool { return true }
+	}
+	st := &incState{base: b, changed: changed}
+	st.parse = b.cfg.File == r.cfg.File && !st.fileChanged(r, r.cfg.File) &&
+		b.today == r.today && b.ignore == r.ignore && maps.Equal(b.methods, r.methods) &&
+		b.opt.Strict == r.opt.Strict
+	if b.result != nil && b.resultErr == nil {
+		st.baseRes = b.result
+	}
+	r.inc = st
+}
+
+func (st *incState) fileChanged(r *Repo, path string) bool {
+	return st.changed(r.fsys.Rel(path))
+}
+
+// reusePeople serves the people (and org chart) from the base when their files did not
+// change. It reports whether the directory was reused.
+func (r *Repo) reusePeople(peopleFile, mmFile string) bool {
+	st := r.inc
+	if st == nil || !st.parse || peopleFile == "" || st.fileChanged(r, peopleFile) {
+		return false
+	}
+	b := st.base
+	r.dir, r.universe = b.dir, b.universe
+	st.sameIDs = true
+	if r.cfg.Orgchart != nil && (mmFile == "" || !st.fileChanged(r, mmFile)) {
+		r.org, r.orgErr, r.mm = b.org, b.orgErr, b.mm
+		st.orgSame = true
+	}
+	return true
+}
+
+// afterPeople compares freshly read people with the base's: same uids in the same order
+// keep every set comparable; a changed manager map names the managers whose sets move.
+func (r *Repo) afterPeople() {
+	st := r.inc
+	if st == nil || !st.parse || r.dir == nil {
+		return
+	}
+	b := st.base
+	if !st.sameIDs {
+		st.sameIDs = slices.Equal(r.dir.UIDs(), b.dir.UIDs())
+	}
+	if !st.sameIDs || st.orgSame || r.org == nil || b.org == nil || r.org.Err() != nil || b.org.Err() != nil {
+		return
+	}
+	// Someone whose manager changed moves out of the subtrees of their old chain and into
+	// those of the new one; direct_report sets change for the old and new manager only.
+	aff := map[string]bool{}
+	mark := func(mm map[string]string, from string) {
+		for cur, n := from, 0; cur != "" && !aff[cur] && n < 1<<16; n++ {
+			aff[cur] = true
+			cur = strings.ToLower(mm[cur])
+		}
+	}
+	diff := func(a, c map[string]string) {
+		for k, v := range a {
+			if w, ok := c[k]; !ok || !strings.EqualFold(v, w) {
+				mark(b.mm, strings.ToLower(b.mm[k]))
+				mark(r.mm, strings.ToLower(r.mm[k]))
+			}
+		}
+	}
+	diff(b.mm, r.mm)
+	diff(r.mm, b.mm)
+	st.orgAffected = aff
+}
+
+// reuseLeaves copies the base's rule-leaf sets that cannot differ.
+func (r *Repo) reuseLeaves() {
+	st := r.inc
+	if st == nil || !st.sameIDs {
+		return
+	}
+	sameDir := r.dir == st.base.dir
+	for k, v := range st.base.leaves {
+		method, value, _ := strings.Cut(k, "\x00")
+		switch method {
+		case "username":
+		case "management", "direct_report":
+			if !st.orgSame && (st.orgAffected == nil || st.orgAffected[strings.ToLower(value)]) {
+				continue
+			}
+		case "ldap_group":
+			continue // read again: the reader decides what is current
+		default:
+			if !sameDir {
+				continue // custom methods see people attributes
+			}
+		}
+		r.leaves[k] = v
+	}
+}
+
+// reuseParse fills g from the base's parse of the same, unchanged file.
+func (r *Repo) reuseParse(g *group) bool {
+	st := r.inc
+	if st == nil || !st.parse || st.fileChanged(r, g.path) {
+		return false
+	}
+	bg := st.base.groups[g.key]
+	if bg == nil || bg.path != g.path || (bg.def == nil && len(bg.perrs) == 0) {
+		return false
+	}
+	g.base = bg
+	g.reused = true
+	g.perrs = bg.perrs
+	g.sum = bg.sum
+	g.pwarn = bg.pwarn
+	g.descErrs = bg.descErrs
+	if bg.def != nil {
+		g.def = bg.def.clone()
+	}
+	return true
+}
+
+// baseOf links g to the base's group of the same key and file, for comparisons.
+func (r *Repo) baseOf(g *group) *group {
+	st := r.inc
+	if st == nil || !st.sameIDs {
+		return nil
+	}
+	if g.base != nil {
+		return g.base
+	}
+	if bg := st.base.groups[g.key]; bg != nil && bg.path == g.path {
+		g.base = bg
+	}
+	return g.base
+}
+
+// evalReused evaluates g, or takes the base's sets when none of its inputs changed. It sets
+// g.same when g's sets equal the base's (so that dependents can be skipped too).
+func (r *Repo) evalReused(g *group) {
+	bg := r.baseOf(g)
+	if bg == nil || bg.r == nil {
+		g.r = r.eval(g.def.rules)
+		g.ref = r.expire(g, g.r)
+		return
+	}
+	if g.reused && sameRule(g.def.rules, bg.def.rules) {
+		g.r, g.ref, g.same = bg.r, bg.ref, true
+		return
+	}
+	g.r = r.eval(g.def.rules)
+	g.ref = r.expire(g, g.r)
+	g.same = g.r.Equals(bg.r) && g.ref.Equals(bg.ref)
+}
+
+// sameRule reports whether a reused (cloned) rule tree has the same inputs as the base's.
+func sameRule(h, b *rule) bool {
+	switch h.op {
+	case opOr, opAnd, opNot:
+		for i := range h.kids {
+			if !sameRule(h.kids[i], b.kids[i]) {
+				return false
+			}
+		}
+		return true
+	case opNone:
+		return true
+	}
+	if h.method != "group" {
+		return h.leaf == b.leaf || h.leaf.Equals(b.leaf)
+	}
+	return sameTargets(h.targets, b.targets)
+}
+
+func sameTargets(h, b []*group) bool {
+	if len(h) != len(b) {
+		return false
+	}
+	for i, t := range h {
+		if !t.same || t.base != b[i] {
+			return false
+		}
+	}
+	return true
+}
+
+// compareFilters records whether every filter population equals the base's.
+func (r *Repo) compareFilters() {
+	st := r.inc
+	if st == nil || !st.sameIDs {
+		return
+	}
+	bf := st.base.filters
+	if len(bf) != len(r.filters) {
+		return
+	}
+	for i, f := range r.filters {
+		b := bf[i]
+		if b.cfg.Name != f.cfg.Name || (f.pop == nil) != (b.pop == nil) || (f.pop != nil && !f.pop.Equals(b.pop)) {
+			return
+		}
+	}
+	st.filterSame = true
+}
+
+// reusedOutput returns the base's final set and output group for g when nothing that
+// decides them changed.
+func (r *Repo) reusedOutput(g *group, key string, mirror bool) (*roaring.Bitmap, *Group) {
+	st := r.inc
+	if st == nil || st.baseRes == nil || !st.filterSame || !g.same || !g.reused {
+		return nil, nil
+	}
+	for _, s := range g.def.filters {
+		for i := range s.entries {
+			e := &s.entries[i]
+			if e.broken != nil {
+				return nil, nil
+			}
+			for _, t := range e.targets {
+				if !t.same {
+					return nil, nil
+				}
+			}
+		}
+	}
+	fin := st.baseRes.finals[g.base]
+	out := st.baseRes.byKey[key]
+	if fin == nil || out == nil || out.File != g.rel || out.Mirror != mirror {
+		return nil, nil
+	}
+	return fin, out
+}
+
+// clone copies a definition without its linked state, so that linking it for another Repo
+// leaves the original (and the Repo that owns it) untouched.
+func (d *definition) clone() *definition {
+	c := *d
+	c.rules = d.rules.clone()
+	if d.filters != nil {
+		c.filters = make(map[string]*filterSetting, len(d.filters))
+		for k, s := range d.filters {
+			cs := *s
+			cs.entries = make([]filterEntry, len(s.entries))
+			for i, e := range s.entries {
+				cs.entries[i] = filterEntry{value: e.value, line: e.line}
+			}
+			c.filters[k] = &cs
+		}
+	}
+	return &c
+}
+
+func (n *rule) clone() *rule {
+	if n == nil {
+		return nil
+	}
+	c := &rule{op: n.op, method: n.method, value: n.value, line: n.line, text: n.text}
+	if n.kids != nil {
+		c.kids = make([]*rule, len(n.kids))
+		for i, k := range n.kids {
+			c.kids[i] = k.clone()
+		}
+	}
+	return c
+}

@@ -1,0 +1,71 @@
+//go:build aad
+
+package main
+
+import (
+	"context"
+	"net/http"
+	"sync/atomic"
+	"time"
+
+	"github.com/Azure/azure-sdk-for-go/sdk/azcore"
+	"github.com/Azure/azure-sdk-for-go/sdk/azcore/policy"
+
+	"github.com/entitlements-go/entitlements/providers/aad"
+	"github.com/entitlements-go/entitlements/providers/aad/fakegraph"
+)
+
+// benchAAD is the fake Graph of the e2e benchmark. Latency is added on the client side of
+// the connection (a delay before each request is sent), so it can be off while the bench
+// sets the state up and on while it measures.
+type benchAAD struct {
+	srv   *fakegraph.Server
+	delay atomic.Int64
+}
+
+type benchCred struct{ token string }
+
+func (c benchCred) GetToken(context.Context, policy.TokenRequestOptions) (azcore.AccessToken, error) {
+	return azcore.AccessToken{Token: c.token, ExpiresOn: time.Now().Add(time.Hour)}, nil
+}
+
+type delayRT struct {
+	b    *benchAAD
+	base http.RoundTripper
+}
+
+func (d delayRT) RoundTrip(req *http.Request) (*http.Response, error) {
+	if ms := d.b.delay.Load(); ms > 0 {
+		t := time.NewTimer(time.Duration(ms))
+		select {
+		case <-t.C:
+		case <-req.Context().Done():
+			t.Stop()
+			return nil, req.Context().Err()
+		}
+	}
+	return d.base.RoundTrip(req)
+}
+
+// startBenchAAD starts fakegraph with the given users and returns the backend, the Graph
+// base URL for the config and the provider hook.
+func startBenchAAD(upns []string, pool int) (benchBackend, string, any, string) {
+	b := &benchAAD{srv: fakegraph.New(fakegraph.Options{})}
+	b.srv.AddUsers(upns...)
+	t := http.DefaultTransport.(*http.Transport).Clone()
+	t.MaxConnsPerHost, t.MaxIdleConnsPerHost = pool, pool
+	hook := func(o *aad.Options) {
+		o.TokenCredential = benchCred{b.srv.Token()}
+		o.HTTPClient = &http.Client{Transport: delayRT{b: b, base: t}}
+		o.PoolSize = pool
+	}
+	return b, b.srv.BaseURL(), hook, ""
+}
+
+func (b *benchAAD) setLatency(d time.Duration) { b.delay.Store(int64(d)) }
+func (b *benchAAD) resetStats()                { b.srv.ResetStats() }
+func (b *benchAAD) close()                     { b.srv.Close() }
+func (b *benchAAD) stats() benchStats {
+	st := b.srv.Stats()
+	return benchStats{requests: st.Requests, connections: st.NewConnections, memberReads: st.Routes["members.list"]}
+}

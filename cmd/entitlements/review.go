@@ -1,0 +1,140 @@
+package main
+
+import (
+	"bufio"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"strings"
+
+	"github.com/entitlements-go/entitlements/calc"
+	"github.com/entitlements-go/entitlements/deploy"
+	"github.com/entitlements-go/entitlements/review"
+	"golang.org/x/term"
+)
+
+// exitChanges is the --detailed-exitcode answer "there are changes" (plan, diff).
+const exitChanges = 2
+
+// reviewFlags are the flags of plan and apply that tie a review to a write: saved plans,
+// detailed exit codes and the confirmation.
+type reviewFlags struct {
+	out      string
+	detailed bool
+	yes      bool
+	planFile string // apply's positional PLANFILE
+}
+
+func (rf *reviewFlags) register(fs *flag.FlagSet, mode string) {
+	switch mode {
+	case "plan":
+		fs.StringVar(&rf.out, "out", "", "also write the plan to this file (versioned JSON) for `entitlements apply PLANFILE`")
+		fs.BoolVar(&rf.detailed, "detailed-exitcode", false, "exit 0 when there are no changes, 2 when there are, 1 on error")
+	case "apply":
+		fs.BoolVar(&rf.yes, "yes", false, "apply without asking for confirmation (for scripts and CI)")
+		fs.BoolVar(&rf.yes, "auto-approve", false, "alias of --yes")
+	}
+}
+
+// parseApplyArgs parses flags and, for apply, one positional PLANFILE (flags may follow it).
+func (rf *reviewFlags) parse(fs *flag.FlagSet, mode string, args []string, stderr io.Writer) bool {
+	fs.SetOutput(stderr)
+	if err := fs.Parse(args); err != nil {
+		return false
+	}
+	if mode == "apply" && fs.NArg() > 0 {
+		rf.planFile = fs.Arg(0)
+		if err := fs.Parse(fs.Args()[1:]); err != nil {
+			return false
+		}
+	}
+	if fs.NArg() > 0 {
+		fmt.Fprintf(stderr, "unexpected arguments: %s\n", strings.Join(fs.Args(), " "))
+		return false
+	}
+	return true
+}
+
+// readSaved reads apply's plan file, if any.
+func (rf *reviewFlags) readSaved() (*deploy.SavedPlan, error) {
+	if rf.planFile == "" {
+		return nil, nil
+	}
+	f, err := os.Open(rf.planFile)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	return deploy.ReadPlan(f)
+}
+
+// writeSaved writes plan's saved form to --out.
+func (rf *reviewFlags) writeSaved(plan *deploy.Plan, repo *calc.Repo) error {
+	if rf.out == "" {
+		return nil
+	}
+	f, err := os.Create(rf.out)
+	if err != nil {
+		return err
+	}
+	if _, err := plan.Save(deploy.InputsOf(repo)).WriteTo(f); err != nil {
+		f.Close()
+		return err
+	}
+	return f.Close()
+}
+
+// writePlan renders the plan in the chosen format.
+func writePlan(w io.Writer, format string, plan *deploy.Plan) error {
+	switch format {
+	case "json":
+		return review.WritePlanJSON(w, plan)
+	case "markdown":
+		return review.WritePlanMarkdown(w, plan, review.MarkdownOptions{})
+	default:
+		review.WritePlanText(w, plan, review.PlanTextOptions{RefusalHint: overrideFlag})
+	}
+	return nil
+}
+
+// pendingChanges counts the changes Apply would write and the targets they go to.
+func pendingChanges(plan *deploy.Plan) (changes, targets int) {
+	for _, t := range plan.Targets {
+		if t.Err == nil && len(t.Changes) > 0 {
+			changes += len(t.Changes)
+			targets++
+		}
+	}
+	return changes, targets
+}
+
+// errNotConfirmed is returned when apply is not confirmed.
+type notConfirmed struct{ why string }
+
+func (e notConfirmed) Error() string { return e.why }
+
+// confirm asks on a terminal before apply writes without a plan file. Without a terminal it
+// refuses: a pipeline must say --yes (or apply a reviewed plan file).
+func confirm(plan *deploy.Plan, in io.Reader, tty bool, prompt io.Writer) error {
+	n, m := pendingChanges(plan)
+	if n == 0 {
+		return nil
+	}
+	if !tty {
+		return notConfirmed{fmt.Sprintf("refusing to apply %d change(s) to %d target(s) without confirmation: stdin is not a terminal; "+
+			"pass --yes (alias --auto-approve) or apply a saved plan (plan --out PLANFILE, then apply PLANFILE)", n, m)}
+	}
+	fmt.Fprintf(prompt, "Apply %d changes to %d targets? [y/N] ", n, m)
+	line, _ := bufio.NewReader(in).ReadString('\n')
+	switch strings.ToLower(strings.TrimSpace(line)) {
+	case "y", "yes":
+		return nil
+	}
+	return notConfirmed{"apply cancelled: not confirmed; nothing was written"}
+}
+
+// stdinTerminal reports whether the process's stdin is an interactive terminal.
+func stdinTerminal() (io.Reader, bool) {
+	return os.Stdin, term.IsTerminal(int(os.Stdin.Fd()))
+}

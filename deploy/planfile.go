@@ -1,0 +1,254 @@
+package deploy
+
+import (
+	"cmp"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"slices"
+	"strings"
+
+	"github.com/entitlements-go/entitlements/calc"
+	"github.com/entitlements-go/entitlements/config"
+	"github.com/entitlements-go/entitlements/providers"
+)
+
+// FileVersion is the version of the saved-plan format that SavePlan writes and ReadPlan reads.
+const FileVersion = 1
+
+// Inputs identify what a plan was calculated from. Apply of a saved plan refuses every
+// target when they differ: the reviewed changes were made from other data.
+type Inputs struct {
+	// Revision is the config repo revision when known (a git commit), informational.
+	Revision string `json:"revision,omitempty"`
+	// Config is the content digest of the config file and every group file (calc.Digest).
+	Config string `json:"config_digest"`
+	// People is the content digest of the people data and the manager map.
+	People string `json:"people_digest"`
+}
+
+// InputsOf returns the inputs of a loaded repo.
+func InputsOf(repo *calc.Repo) Inputs {
+	d := repo.Digest()
+	return Inputs{Config: d.Config, People: d.People}
+}
+
+// SavedPlan is a plan written to a file for review, to be applied later (entitlements plan
+// --out, apply PLANFILE). It holds, per target, the fingerprint of the current state the
+// changes were computed from, and the changes themselves.
+type SavedPlan struct {
+	Version int           `json:"version"`
+	Inputs  Inputs        `json:"inputs"`
+	Targets []SavedTarget `json:"targets"`
+}
+
+// SavedTarget is one target of a saved plan.
+type SavedTarget struct {
+	OU          string        `json:"ou"`
+	Type        string        `json:"type"`
+	Fingerprint string        `json:"fingerprint,omitempty"`
+	Error       string        `json:"error,omitempty"`
+	Changes     []SavedChange `json:"changes"`
+}
+
+// SavedChange is one change as reviewed. Two plans apply the same writes exactly when their
+// saved changes are equal.
+type SavedChange struct {
+	Kind        string     `json:"kind"`
+	DN          string     `json:"dn,omitempty"`
+	Add         []string   `json:"add,omitempty"`
+	Remove      []string   `json:"remove,omitempty"`
+	Description *[2]string `json:"description,omitempty"`
+	Attrs       []string   `json:"attributes_changed,omitempty"`
+	Person      string     `json:"person,omitempty"`
+	Attribute   string     `json:"attribute,omitempty"`
+	Values      []string   `json:"values,omitempty"`
+}
+
+// SaveChange converts a change to its saved form.
+func SaveChange(c *providers.Change) SavedChange {
+	sc := SavedChange{Kind: c.Kind.String(), DN: c.DN, Add: c.Add, Remove: c.Remove, Attrs: c.AttrsChanged,
+		Person: c.Person, Attribute: c.Attribute, Values: c.Values}
+	if c.DescriptionChanged {
+		sc.Description = &[2]string{c.Current.Description, c.Desired.Description}
+	}
+	return sc
+}
+
+// Save returns the plan in its saved form. Timings and counters are left out, so saving the
+// same plan twice gives the same bytes.
+func (p *Plan) Save(in Inputs) *SavedPlan {
+	out := &SavedPlan{Version: FileVersion, Inputs: in, Targets: []SavedTarget{}}
+	for _, t := range p.Targets {
+		st := SavedTarget{OU: t.OU, Type: t.Type, Fingerprint: t.Fingerprint, Changes: []SavedChange{}}
+		if t.Err != nil {
+			st.Error = t.Err.Error()
+		}
+		for _, c := range t.Changes {
+			st.Changes = append(st.Changes, SaveChange(c))
+		}
+		out.Targets = append(out.Targets, st)
+	}
+	return out
+}
+
+// WriteTo writes the saved plan as indented JSON.
+func (s *SavedPlan) WriteTo(w io.Writer) (int64, error) {
+	b, err := json.MarshalIndent(s, "", "  ")
+	if err != nil {
+		return 0, err
+	}
+	b = append(b, '\n')
+	n, err := w.Write(b)
+	return int64(n), err
+}
+
+// ReadPlan reads a saved plan and checks its version.
+func ReadPlan(r io.Reader) (*SavedPlan, error) {
+	var s SavedPlan
+	dec := json.NewDecoder(r)
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(&s); err != nil {
+		return nil, fmt.Errorf("reading plan file: %w", err)
+	}
+	if s.Version != FileVersion {
+		return nil, fmt.Errorf("plan file version %d is not supported (this build reads version %d)", s.Version, FileVersion)
+	}
+	return &s, nil
+}
+
+// DriftError refuses a target of a saved plan: its state, or the inputs, changed since the
+// plan was made. Nothing is written to the target.
+type DriftError struct {
+	OU     string
+	Reason string
+}
+
+func (e *DriftError) Error() string {
+	return fmt.Sprintf("refused: %s since the plan was made; nothing was written to %s (run plan again and review the new changes)", e.Reason, e.OU)
+}
+
+// ErrDrift matches every DriftError with errors.Is.
+var ErrDrift = errors.New("plan drift")
+
+// Is makes errors.Is(err, ErrDrift) true for a DriftError.
+func (e *DriftError) Is(target error) bool { return target == ErrDrift }
+
+// Restrict limits fresh, a plan just built from the current inputs and states, to the
+// changes of saved: every target of fresh whose inputs, state fingerprint or changes differ
+// from the saved plan gets a DriftError and is not applied; targets the saved plan does not
+// have are dropped. What Apply then writes is exactly what was reviewed.
+func (fresh *Plan) Restrict(saved *SavedPlan, current Inputs) {
+	inputs := ""
+	switch {
+	case saved.Inputs.Config != current.Config:
+		inputs = "the config repo (group files or entitlements.yaml) changed"
+	case saved.Inputs.People != current.People:
+		inputs = "the people data or the manager map changed"
+	}
+	byOU := map[string]*SavedTarget{}
+	for i := range saved.Targets {
+		byOU[saved.Targets[i].OU] = &saved.Targets[i]
+	}
+	kept := fresh.Targets[:0]
+	for _, t := range fresh.Targets {
+		st := byOU[t.OU]
+		if st == nil {
+			continue
+		}
+		kept = append(kept, t)
+		reason := inputs
+		switch {
+		case reason != "":
+		case st.Error != "":
+			t.Err = fmt.Errorf("not applied: the saved plan has an error for this target: %s", st.Error)
+			continue
+		case t.Err != nil:
+			continue // cannot be read or planned now: the error says why
+		case st.Fingerprint != t.Fingerprint:
+			reason = fmt.Sprintf("the current state of %s changed (fingerprint %s, planned from %s)", t.OU, short(t.Fingerprint), short(st.Fingerprint))
+		case !sameChanges(st.Changes, t.Changes):
+			reason = fmt.Sprintf("the changes for %s differ from the saved plan", t.OU)
+		}
+		if reason != "" {
+			t.Err = &DriftError{OU: t.OU, Reason: reason}
+		}
+	}
+	fresh.Targets = kept
+}
+
+func short(s string) string {
+	if len(s) > 12 {
+		return s[:12]
+	}
+	return s
+}
+
+func sameChanges(saved []SavedChange, now []*providers.Change) bool {
+	if len(saved) != len(now) {
+		return false
+	}
+	for i, c := range now {
+		a, _ := json.Marshal(saved[i])
+		b, _ := json.Marshal(SaveChange(c))
+		if string(a) != string(b) {
+			return false
+		}
+	}
+	return true
+}
+
+// Fingerprint is a digest of a target's current state: every group's DN, description,
+// members (lower-cased, sorted) and provider attributes, and whether the container exists.
+// Two reads of an unchanged target give the same fingerprint.
+func Fingerprint(st *providers.State) string {
+	h := sha256.New()
+	if st.ContainerMissing {
+		h.Write([]byte("container-missing\n"))
+	}
+	keys := make([]string, 0, len(st.Groups))
+	for k := range st.Groups {
+		keys = append(keys, k)
+	}
+	slices.Sort(keys)
+	for _, k := range keys {
+		g := st.Groups[k]
+		fmt.Fprintf(h, "group %q %q\n", k, g.Description)
+		members := make([]string, len(g.Members))
+		for i, m := range g.Members {
+			members[i] = strings.ToLower(m)
+		}
+		slices.Sort(members)
+		for _, m := range members {
+			fmt.Fprintf(h, " m %q\n", m)
+		}
+		attrs := make([]string, 0, len(g.Attrs))
+		for a := range g.Attrs {
+			attrs = append(attrs, a)
+		}
+		slices.Sort(attrs)
+		for _, a := range attrs {
+			vals := slices.Clone(g.Attrs[a])
+			slices.SortFunc(vals, func(x, y string) int { return cmp.Compare(strings.ToLower(x), strings.ToLower(y)) })
+			fmt.Fprintf(h, " a %q %q\n", a, vals)
+		}
+	}
+	return hex.EncodeToString(h.Sum(nil))
+}
+
+// peopleFingerprint is the member_of target's state: the attribute values people hold now.
+func peopleFingerprint(res *calc.Result, ou *config.OU) string {
+	attr := ou.Settings.Get("memberof_attribute").Text()
+	dir := res.People()
+	h := sha256.New()
+	for _, uid := range dir.UIDs() {
+		id, _ := dir.Lookup(uid)
+		vals := slices.Clone(attrValues(dir.Person(id).Attrs, attr))
+		slices.Sort(vals)
+		fmt.Fprintf(h, "%q %q\n", uid, vals)
+	}
+	return hex.EncodeToString(h.Sum(nil))
+}

@@ -1,0 +1,282 @@
+package review
+
+import (
+	"encoding/json"
+	"fmt"
+	"io"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/entitlements-go/entitlements/deploy"
+	"github.com/entitlements-go/entitlements/providers"
+)
+
+// PlanTextOptions tune WritePlanText.
+type PlanTextOptions struct {
+	// RefusalHint says how to override a target refused by the removal guard (a CLI names
+	// its flags). Default: nothing.
+	RefusalHint func(err error) string
+}
+
+// WritePlanText renders a plan for a terminal: per target its changes (members added and
+// removed, groups created and deleted, description and attribute changes), then the
+// read time and counters of each target and a totals line.
+func WritePlanText(w io.Writer, plan *deploy.Plan, opt PlanTextOptions) {
+	for _, t := range plan.Targets {
+		refused := deploy.Refused(t.Err)
+		if t.Err != nil && !refused {
+			fmt.Fprintf(w, "%s (%s): ERROR: %v\n", t.OU, t.Type, t.Err)
+			continue
+		}
+		if refused {
+			// The changes are shown so that the operator can judge the refusal.
+			hint := ""
+			if opt.RefusalHint != nil {
+				hint = opt.RefusalHint(t.Err)
+			}
+			fmt.Fprintf(w, "%s (%s): REFUSED: %v; %s\n", t.OU, t.Type, t.Err, hint)
+			fmt.Fprintf(w, "%s (%s): %d change(s) refused, not applied:\n", t.OU, t.Type, len(t.Changes))
+		} else if len(t.Changes) == 0 {
+			fmt.Fprintf(w, "%s (%s): no changes\n", t.OU, t.Type)
+			continue
+		} else {
+			fmt.Fprintf(w, "%s (%s): %d change(s)\n", t.OU, t.Type, len(t.Changes))
+		}
+		for _, c := range t.Changes {
+			switch c.Kind {
+			case providers.CreateContainer:
+				fmt.Fprintf(w, "  + create container for %s\n", c.OU)
+			case providers.CreateGroup:
+				fmt.Fprintf(w, "  + ADD %s (Members: %s)\n", c.DN, strings.Join(c.Add, ","))
+			case providers.DeleteGroup:
+				fmt.Fprintf(w, "  - DELETE %s (%d members)\n", c.DN, len(c.Remove))
+			case providers.UpdateGroup:
+				fmt.Fprintf(w, "  ~ CHANGE %s\n", c.DN)
+				lines := make([]string, 0, len(c.Add)+len(c.Remove))
+				for _, m := range c.Add {
+					lines = append(lines, ".  + "+m)
+				}
+				for _, m := range c.Remove {
+					lines = append(lines, ".  - "+m)
+				}
+				slices.SortFunc(lines, func(a, b string) int { return strings.Compare(strings.ToLower(a[5:]), strings.ToLower(b[5:])) })
+				for _, l := range lines {
+					fmt.Fprintf(w, "    %s\n", l)
+				}
+				if c.DescriptionChanged {
+					fmt.Fprintf(w, "    description: %q -> %q\n", c.Current.Description, c.Desired.Description)
+				}
+				for _, a := range c.AttrsChanged {
+					fmt.Fprintf(w, "    %s: %v -> %v\n", a, c.Current.Attrs[a], c.Desired.Attrs[a])
+				}
+			case providers.UpdatePerson:
+				fmt.Fprintf(w, "  ~ person %s %s: %v -> %v\n", c.Person, c.Attribute, c.OldValues, c.Values)
+			}
+		}
+	}
+	for _, t := range plan.Targets {
+		if len(t.Counters) > 0 {
+			fmt.Fprintf(w, "%s: read in %s; %s\n", t.OU, t.ReadTime.Round(time.Millisecond), formatCounters(t.Counters))
+		}
+	}
+	tot := plan.Totals()
+	var times []string
+	for _, t := range plan.Targets {
+		if t.Err == nil {
+			times = append(times, fmt.Sprintf("%s %s", t.OU, t.ReadTime.Round(time.Millisecond)))
+		}
+	}
+	failed := ""
+	if n := plan.FailedTargets(); n > 0 {
+		failed = fmt.Sprintf(" (%d target(s) failed or refused: nothing will be written to them)", n)
+	}
+	fmt.Fprintf(w, "Plan: %d to create, %d to update, %d to delete, %d people, %d container(s)%s; calculation %s; read: %s\n",
+		tot[providers.CreateGroup], tot[providers.UpdateGroup], tot[providers.DeleteGroup], tot[providers.UpdatePerson],
+		tot[providers.CreateContainer], failed, plan.CalcTime.Round(time.Millisecond), strings.Join(times, ", "))
+}
+
+type jsonTarget struct {
+	OU      string               `json:"ou"`
+	Type    string               `json:"type"`
+	Error   string               `json:"error,omitempty"`
+	Refused bool                 `json:"refused,omitempty"`
+	Changes []deploy.SavedChange `json:"changes"`
+}
+
+type jsonTargetTimings struct {
+	ReadMS   int64            `json:"read_ms"`
+	Counters map[string]int64 `json:"counters,omitempty"`
+}
+
+// PlanJSONVersion is the version of the JSON document WritePlanJSON prints. It changes when a
+// key changes meaning or disappears; new keys do not change it.
+const PlanJSONVersion = 1
+
+// WritePlanJSON prints {"version", "plan", "timings"}: the plan object depends only on the
+// calculation and the state read, so two runs against the same state print the same plan;
+// what varies between runs (wall times, request counters) is kept under "timings".
+func WritePlanJSON(w io.Writer, plan *deploy.Plan) error {
+	type jsonPlan struct {
+		Targets []jsonTarget `json:"targets"`
+	}
+	type jsonTimings struct {
+		CalcMS  int64                        `json:"calculation_ms"`
+		Targets map[string]jsonTargetTimings `json:"targets"`
+	}
+	out := struct {
+		Version int         `json:"version"`
+		Plan    jsonPlan    `json:"plan"`
+		Timings jsonTimings `json:"timings"`
+	}{Version: PlanJSONVersion, Plan: jsonPlan{Targets: []jsonTarget{}},
+		Timings: jsonTimings{CalcMS: plan.CalcTime.Milliseconds(), Targets: map[string]jsonTargetTimings{}}}
+	for _, t := range plan.Targets {
+		jt := jsonTarget{OU: t.OU, Type: t.Type, Changes: []deploy.SavedChange{}}
+		out.Timings.Targets[t.OU] = jsonTargetTimings{ReadMS: t.ReadTime.Milliseconds(), Counters: t.Counters}
+		if t.Err != nil {
+			jt.Error = t.Err.Error()
+			jt.Refused = deploy.Refused(t.Err)
+		}
+		for _, c := range t.Changes {
+			jt.Changes = append(jt.Changes, deploy.SaveChange(c))
+		}
+		out.Plan.Targets = append(out.Plan.Targets, jt)
+	}
+	enc := json.NewEncoder(w)
+	enc.SetIndent("", "  ")
+	return enc.Encode(out)
+}
+
+// WriteReport renders the outcome of deploy.Apply: every failed or skipped change and
+// target, then a totals line.
+func WriteReport(w io.Writer, rep *deploy.Report) {
+	applied, failed, skipped, targets := 0, 0, 0, 0
+	for _, t := range rep.Targets {
+		if t.Err != nil {
+			targets++
+			fmt.Fprintf(w, "NOT APPLIED %s: %v\n", t.OU, t.Err)
+		}
+		for _, o := range t.Outcomes {
+			switch {
+			case o.Status.OK():
+				applied++
+			case o.Status == providers.Skipped:
+				skipped++
+				fmt.Fprintf(w, "SKIPPED %s: %s: %v\n", t.OU, o.Change, o.Err)
+			default:
+				failed++
+				fmt.Fprintf(w, "FAILED (%s) %s: %s: %v\n", o.Status, t.OU, o.Change, o.Err)
+			}
+		}
+		if len(t.Counters) > 0 {
+			fmt.Fprintf(w, "%s: applied in %s; %s\n", t.OU, t.ApplyTime.Round(time.Millisecond), formatCounters(t.Counters))
+		}
+	}
+	fmt.Fprintf(w, "Apply: %d change(s) applied, %d skipped, %d failed; %d target(s) not applied\n", applied, skipped, failed, targets)
+}
+
+// formatCounters renders provider counters as sorted key=value pairs.
+func formatCounters(c map[string]int64) string {
+	keys := make([]string, 0, len(c))
+	for k := range c {
+		keys = append(keys, k)
+	}
+	slices.Sort(keys)
+	parts := make([]string, len(keys))
+	for i, k := range keys {
+		parts[i] = fmt.Sprintf("%s=%d", k, c[k])
+	}
+	return strings.Join(parts, " ")
+}
+
+// WritePlanMarkdown renders a plan for a pull-request comment: a summary table per target,
+// then a section per target with its changes (long member lists collapsed), within
+// opt.Limit.
+func WritePlanMarkdown(w io.Writer, plan *deploy.Plan, opt MarkdownOptions) error {
+	opt = opt.withDefaults("Entitlements plan")
+	var doc mdDoc
+	h := &doc.head
+	fmt.Fprintf(h, "### %s\n\n", mdEscape(opt.Title))
+	tot := plan.Totals()
+	fmt.Fprintf(h, "**%d to create, %d to update, %d to delete, %d people, %d container(s)**",
+		tot[providers.CreateGroup], tot[providers.UpdateGroup], tot[providers.DeleteGroup], tot[providers.UpdatePerson],
+		tot[providers.CreateContainer])
+	if n := plan.FailedTargets(); n > 0 {
+		fmt.Fprintf(h, "; ⚠️ %d target(s) failed or refused: nothing will be written to them", n)
+	}
+	h.WriteString("\n\n| target | type | create | update | delete | people | status |\n")
+	h.WriteString("| --- | --- | ---: | ---: | ---: | ---: | --- |\n")
+	for _, t := range plan.Targets {
+		n := map[providers.ChangeKind]int{}
+		for _, c := range t.Changes {
+			n[c.Kind]++
+		}
+		status := "ok"
+		if t.Err != nil {
+			status = "⚠️ " + mdEscape(t.Err.Error())
+		} else if len(t.Changes) == 0 {
+			status = "no changes"
+		}
+		fmt.Fprintf(h, "| %s | %s | %d | %d | %d | %d | %s |\n", mdEscape(t.OU), mdEscape(t.Type),
+			n[providers.CreateGroup], n[providers.UpdateGroup], n[providers.DeleteGroup], n[providers.UpdatePerson], status)
+	}
+	h.WriteByte('\n')
+	for _, t := range plan.Targets {
+		if len(t.Changes) == 0 {
+			continue
+		}
+		var b strings.Builder
+		fmt.Fprintf(&b, "#### `%s` (%s): %d change(s)\n\n", t.OU, t.Type, len(t.Changes))
+		if t.Err != nil {
+			fmt.Fprintf(&b, "> [!CAUTION]\n> Not applied: %s\n\n", mdEscape(t.Err.Error()))
+		}
+		for _, c := range t.Changes {
+			switch c.Kind {
+			case providers.CreateContainer:
+				fmt.Fprintf(&b, "- ➕ create the container of `%s`\n", c.OU)
+			case providers.CreateGroup:
+				fmt.Fprintf(&b, "- ➕ create `%s` with %d member(s)\n", c.DN, len(c.Add))
+				sub(&b, c.Add, nil, opt.Collapse)
+			case providers.DeleteGroup:
+				fmt.Fprintf(&b, "- ➖ delete `%s` (%d member(s))\n", c.DN, len(c.Remove))
+			case providers.UpdateGroup:
+				fmt.Fprintf(&b, "- ✏️ change `%s`: +%d −%d\n", c.DN, len(c.Add), len(c.Remove))
+				if c.DescriptionChanged {
+					fmt.Fprintf(&b, "  - description: %q → %q\n", mdEscape(c.Current.Description), mdEscape(c.Desired.Description))
+				}
+				for _, a := range c.AttrsChanged {
+					fmt.Fprintf(&b, "  - %s: `%v` → `%v`\n", mdEscape(a), c.Current.Attrs[a], c.Desired.Attrs[a])
+				}
+				sub(&b, c.Add, c.Remove, opt.Collapse)
+			case providers.UpdatePerson:
+				fmt.Fprintf(&b, "- ✏️ person `%s` %s: `%v` → `%v`\n", c.Person, mdEscape(c.Attribute), c.OldValues, c.Values)
+			}
+		}
+		b.WriteByte('\n')
+		doc.sections = append(doc.sections, b.String())
+	}
+	return doc.write(w, opt.Limit, "target(s)")
+}
+
+// sub lists members added and removed under a change, collapsed when long.
+func sub(b *strings.Builder, add, remove []string, collapse int) {
+	items := make([]string, 0, len(add)+len(remove))
+	for _, m := range add {
+		items = append(items, "➕ `"+m+"`")
+	}
+	for _, m := range remove {
+		items = append(items, "➖ `"+m+"`")
+	}
+	if len(items) == 0 {
+		return
+	}
+	if len(items) > collapse {
+		fmt.Fprintf(b, "  <details><summary>%d member change(s)</summary>\n\n", len(items))
+	}
+	for _, it := range items {
+		fmt.Fprintf(b, "  - %s\n", it)
+	}
+	if len(items) > collapse {
+		b.WriteString("\n  </details>\n")
+	}
+}
