@@ -230,3 +230,19 @@ func TestPredictiveFormat(t *testing.T) {
 		}
 	}
 }
+
+func TestTTLSetOnTheZeroValue(t *testing.T) {
+	now := time.Unix(0, 0)
+	c := TTL[int]{TTL: time.Minute, Now: func() time.Time { return now }}
+	c.Set("k", 7)
+	if v, ok := c.Peek("k"); !ok || v != 7 {
+		t.Fatalf("Peek after Set: %d %v", v, ok)
+	}
+	if v, err := c.Get(context.Background(), "k", func(context.Context) (int, error) { return 8, nil }); err != nil || v != 7 || c.Loads() != 0 {
+		t.Errorf("Get after Set: %d %v, %d loads", v, err, c.Loads())
+	}
+	now = now.Add(time.Minute) // a value Set expires like a loaded one
+	if v, _ := c.Get(context.Background(), "k", func(context.Context) (int, error) { return 8, nil }); v != 8 {
+		t.Errorf("Set value served after its TTL: %d", v)
+	}
+}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"log/slog"
 	"slices"
 	"strings"
 	"testing"
@@ -266,5 +267,82 @@ func TestReportCountsOnlyFailures(t *testing.T) {
 	tr.Outcomes[0].Status = providers.Unknown
 	if err := rep.Err(); err == nil || !strings.Contains(err.Error(), tr.OU+": ") || !strings.Contains(err.Error(), ": unknown: ignored") {
 		t.Errorf("an unknown outcome: %v", err)
+	}
+}
+
+// counting is the fake with request counters.
+type counting struct {
+	*fake.Provider
+	n int64
+}
+
+func (c *counting) Counters() map[string]int64 {
+	c.n++
+	return map[string]int64{"requests": c.n}
+}
+
+func TestCountersAfterReadAndApply(t *testing.T) {
+	res, cfg := repo(t, defs)
+	p := &counting{Provider: fake.New()}
+	opt := deploy.Options{Providers: factories(p), ReadConcurrency: 1}
+	plan, err := deploy.Build(context.Background(), res, cfg, opt)
+	if err != nil || plan.Err() != nil {
+		t.Fatal(err, plan.Err())
+	}
+	apps := targetPlan(t, plan, "apps")
+	if apps.Counters["requests"] == 0 {
+		t.Errorf("no counters after the read: %v", apps.Counters)
+	}
+	rep, _ := deploy.Apply(context.Background(), plan, opt.ApplyOptions())
+	for _, tr := range rep.Targets {
+		if len(tr.Outcomes) > 0 && tr.Counters["requests"] == 0 {
+			t.Errorf("%s: no counters after apply: %v", tr.OU, tr.Counters)
+		}
+	}
+}
+
+// skipping is the fake that skips (by configuration, like ignore_not_found) writes to wiki.
+type skipping struct{ *fake.Provider }
+
+func (s skipping) Apply(ctx context.Context, t *providers.Target, changes []*providers.Change) []providers.Outcome {
+	out := s.Provider.Apply(ctx, t, changes)
+	for i, o := range out {
+		if strings.HasPrefix(o.Change.DN, "cn=wiki") {
+			out[i].Status, out[i].Err = providers.Skipped, errors.New("ignored: user not found")
+		}
+	}
+	return out
+}
+
+// The write log says how each write went, at a level an operator can filter on.
+func TestWriteLogLevels(t *testing.T) {
+	res, cfg := repo(t, defs)
+	fp := fake.New()
+	fp.FailApply(func(c *providers.Change) error {
+		if strings.HasPrefix(c.DN, "cn=sre") {
+			return errors.New("boom")
+		}
+		return nil
+	})
+	var buf strings.Builder
+	opt := deploy.Options{Providers: factories(skipping{fp}), Logger: slog.New(slog.NewTextHandler(&buf, nil))}
+	plan, _ := deploy.Build(context.Background(), res, cfg, opt)
+	rep, _ := deploy.Apply(context.Background(), plan, opt.ApplyOptions())
+	if err := rep.Err(); err == nil || strings.Contains(err.Error(), "wiki") {
+		t.Errorf("report: %v (a skipped write is no failure)", err)
+	}
+	want := map[string]string{"cn=sre": "level=ERROR", "cn=wiki": "level=WARN", "cn=ssh": "level=INFO"}
+	for _, line := range strings.Split(buf.String(), "\n") {
+		for dn, level := range want {
+			if strings.Contains(line, "ADD "+dn) {
+				if !strings.HasPrefix(line, "time=") || !strings.Contains(line, level) {
+					t.Errorf("%s logged as %q, want %s", dn, line, level)
+				}
+				delete(want, dn)
+			}
+		}
+	}
+	if len(want) != 0 {
+		t.Errorf("not logged: %v\n%s", want, buf.String())
 	}
 }

@@ -75,7 +75,7 @@ func TestCreateFirstSyncNoop(t *testing.T) {
 		}
 	}
 	st := e.fake.Stats()
-	if st.ObjectDeletes != 0 || st.GzipBodies == 0 || st.Unauthorized != 0 {
+	if st.ObjectDeletes != 0 || st.GzipBodies != 0 || st.Unauthorized != 0 {
 		t.Errorf("stats %+v", st)
 	}
 }

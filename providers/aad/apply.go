@@ -9,6 +9,7 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"time"
 
 	"github.com/microsoftgraph/msgraph-sdk-go/models"
 
@@ -48,6 +49,8 @@ type write struct {
 	status   providers.Status
 	err      error
 	done     bool
+	// unseenRounds counts the rounds whose outcome was not seen.
+	unseenRounds int
 }
 
 func (w *write) String() string {
@@ -75,6 +78,7 @@ func (p *Provider) Apply(ctx context.Context, _ *providers.Target, changes []*pr
 		rs = &readState{groups: map[string]*readGroup{}}
 	}
 	ops := make([]*changeOp, len(changes))
+	existing := p.lookupBeforeCreate(ctx, changes)
 	var wg sync.WaitGroup
 	for i, c := range changes {
 		op := &changeOp{c: c}
@@ -85,6 +89,18 @@ func (p *Provider) Apply(ctx context.Context, _ *providers.Target, changes []*pr
 			if !p.createMissing {
 				op.decided = &providers.Outcome{Change: c, Status: providers.Failed,
 					Err: fmt.Errorf("no Entra ID group has mailNickname %q and create_if_missing is not set", groupName(c.Desired))}
+				continue
+			}
+			name := groupName(c.Desired)
+			if ex := existing[strings.ToLower(name)]; ex.err != nil {
+				op.decided = &providers.Outcome{Change: c, Status: providers.Failed,
+					Err: fmt.Errorf("creating group %s: not sent: %w", name, ex.err)}
+				continue
+			} else if ex.group != nil {
+				// Created since the plan read (another run, a person, a create whose reply
+				// was lost): adopted, never a second group for the file. Its members are
+				// what the adds below find; the next plan removes any others.
+				op.groupID, op.adopted = ex.group.ID, true
 				continue
 			}
 			wg.Go(func() { p.create(ctx, op) })
@@ -302,10 +318,15 @@ func (p *Provider) request(ctx context.Context, w *write) (*item, error) {
 // again.
 const maxWriteRounds = 3
 
+// firstLagWait is the first wait before member adds refused for replication lag are sent
+// again; it doubles per retry within Options.ReplicationLagWait.
+const firstLagWait = 500 * time.Millisecond
+
 // runWrites sends the write items in batches and settles each. A write whose envelope failed
 // unseen is never simply replayed: member writes are read back first (the group's member
 // list, bypassing the cache) and only what is still missing is sent again; description and
-// group deletions set a value, so they are sent again as they are.
+// group deletions set a value, so they are sent again as they are. Member adds that Graph
+// refused for replication lag are retried the same way, after a wait.
 func (p *Provider) runWrites(ctx context.Context, ops []*changeOp) {
 	var pending []*write
 	for _, op := range ops {
@@ -315,7 +336,9 @@ func (p *Provider) runWrites(ctx context.Context, ops []*changeOp) {
 			}
 		}
 	}
-	for round := 1; len(pending) > 0; round++ {
+	var lagWaited time.Duration
+	lagWait := firstLagWait
+	for len(pending) > 0 {
 		items := make([]*item, 0, len(pending))
 		var sent []*write
 		for _, w := range pending {
@@ -329,25 +352,64 @@ func (p *Provider) runWrites(ctx context.Context, ops []*changeOp) {
 			sent = append(sent, w)
 		}
 		p.svc.g.runBatch(ctx, items)
-		var unseen []*write
+		var unseen, lagged []*write
 		for _, w := range sent {
-			if w.it.unknown {
+			switch {
+			case w.it.unknown:
+				w.unseenRounds++
 				unseen = append(unseen, w)
+			case p.replicationLag(w):
+				lagged = append(lagged, w)
+			default:
+				p.settle(w)
+			}
+		}
+		pending = nil
+		if len(unseen) > 0 {
+			var again []*write
+			for _, w := range unseen {
+				if w.unseenRounds >= maxWriteRounds || ctx.Err() != nil {
+					w.done, w.status, w.err = true, providers.Unknown, w.it.err
+					continue
+				}
+				again = append(again, w)
+			}
+			if len(again) > 0 {
+				pending = p.readBack(ctx, again, false)
+			}
+		}
+		if len(lagged) > 0 {
+			budget := p.reg.opt.ReplicationLagWait
+			if budget < 0 || lagWaited+lagWait > budget || ctx.Err() != nil {
+				for _, w := range lagged {
+					p.settle(w)
+					w.err = fmt.Errorf("%w (Graph still did not know the group after %s of retries: replication lag after a "+
+						"create, or a user deleted meanwhile; the next run adds it)", w.err, lagWaited)
+				}
 				continue
 			}
-			p.settle(w)
-		}
-		if len(unseen) == 0 {
-			return
-		}
-		if round >= maxWriteRounds || ctx.Err() != nil {
-			for _, w := range unseen {
-				w.done, w.status, w.err = true, providers.Unknown, w.it.err
+			if err := p.svc.g.wait(ctx, lagWait); err != nil {
+				for _, w := range lagged {
+					p.settle(w)
+				}
+				continue
 			}
-			return
+			lagWaited += lagWait
+			lagWait *= 2
+			pending = append(pending, p.readBack(ctx, lagged, true)...)
 		}
-		pending = p.readBack(ctx, unseen)
 	}
+}
+
+// replicationLag reports a member add that Graph refused because its replicas do not know
+// the group (or the user) yet: 400 "The source resource object or one of the objects being
+// referenced do not exist." ("Add members", Graph v1.0). Nothing was written.
+func (p *Provider) replicationLag(w *write) bool {
+	if w.kind != addMember || w.it.err != nil || w.it.status != http.StatusBadRequest {
+		return false
+	}
+	_, msg := w.it.odataError()
+	return strings.Contains(strings.ToLower(msg), "do not exist")
 }
 
 // settle maps a write's reply to its status (the "already in state" replies of spec 4.4).
@@ -379,8 +441,10 @@ func (p *Provider) settle(w *write) {
 
 // readBack re-reads the groups of member writes whose outcome was not seen, settles those
 // already in the wanted state and returns the writes to send again. If the read fails, the
-// writes stay Unknown: they are never replayed blind.
-func (p *Provider) readBack(ctx context.Context, unseen []*write) []*write {
+// writes stay Unknown: they are never replayed blind. notDone marks writes that Graph
+// answered without executing them (replication lag): if the read fails they are sent again,
+// since an add already done answers "already exist".
+func (p *Provider) readBack(ctx context.Context, unseen []*write, notDone bool) []*write {
 	var again []*write
 	var ids []string
 	seen := map[string]bool{}
@@ -404,6 +468,10 @@ func (p *Provider) readBack(ctx context.Context, unseen []*write) []*write {
 			continue
 		}
 		if err != nil {
+			if notDone {
+				again = append(again, w)
+				continue
+			}
 			w.done, w.status, w.err = true, providers.Unknown, fmt.Errorf("%s: outcome not seen (%v) and reading back failed: %w", w, w.it.err, err)
 			continue
 		}
@@ -494,6 +562,52 @@ func (p *Provider) create(ctx context.Context, op *changeOp) {
 		p.adoptUnseen(ctx, op, name, ra, err)
 		return
 	}
+}
+
+// existingGroup is what a lookup just before a create found for one name.
+type existingGroup struct {
+	group *groupInfo
+	err   error // the lookup failed, or found several groups: nothing is created
+}
+
+// lookupBeforeCreate looks up, bypassing the caches, the names of the groups the changes
+// create (one bulk read, 300 names per $batch): the plan's read may be minutes old (a
+// long-running embedder, a plan applied later), and Graph takes a second security group with
+// the same mailNickname (it is unique only among Microsoft 365 groups), so a create is sent
+// only for a name that no group has right now. Keys are lower-case names.
+func (p *Provider) lookupBeforeCreate(ctx context.Context, changes []*providers.Change) map[string]existingGroup {
+	var names []string
+	seen := map[string]bool{}
+	for _, c := range changes {
+		if c.Kind != providers.CreateGroup || c.Desired == nil || !p.createMissing {
+			continue
+		}
+		if n := groupName(c.Desired); !seen[strings.ToLower(n)] {
+			seen[strings.ToLower(n)] = true
+			names = append(names, n)
+		}
+	}
+	out := make(map[string]existingGroup, len(names))
+	if len(names) == 0 {
+		return out
+	}
+	found, err := p.svc.lookupGroups(ctx, names, nil, true)
+	for _, c := range changes {
+		if c.Kind != providers.CreateGroup || c.Desired == nil {
+			continue
+		}
+		n := groupName(c.Desired)
+		k := strings.ToLower(n)
+		switch gs := found["nick:"+k]; {
+		case err != nil:
+			out[k] = existingGroup{err: fmt.Errorf("looking the name up just before creating failed: %w", err)}
+		case len(gs) == 1:
+			out[k] = existingGroup{group: gs[0]}
+		case len(gs) > 1:
+			out[k] = existingGroup{err: ambiguous(c.DN, n, gs)}
+		}
+	}
+	return out
 }
 
 // unseenLookups is how many times a name is looked up after a create whose outcome was not

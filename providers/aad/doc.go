@@ -25,6 +25,14 @@
 // security-enabled, not mail-enabled, no groupTypes (never a Microsoft 365 or dynamic group).
 // If any definition was refused, no deletion is planned that run, and the log says why.
 //
+// A group to create whose name Graph would refuse as a mailNickname (more than 64
+// characters; anything but printable ASCII; @ ( ) \ [ ] " ; : . < > , or space) fails the
+// plan, naming the file and the character; an existing group with such a name is managed as
+// usual.
+//
+// mailNickname is documented as unique only among Microsoft 365 groups: Graph takes a second
+// security group with a name in use. So a create is sent only after a fresh lookup of the
+// name just before it (the plan may be minutes old), which adopts a group made since.
 // A group create is never sent twice for one outcome not seen (no reply, a 5xx): Graph
 // accepts duplicate mailNicknames. The provider looks the name up instead, adopts the group it
 // finds, and otherwise reports the change Unknown; the next run adopts the group or creates
@@ -35,14 +43,22 @@
 //
 // Reads go through JSON $batch (20 sub-requests): group lookups by mailNickname use `in`
 // filters of 15 names (300 groups per batch); member lists use $top=999 and $select=id,
-// userPrincipalName, and follow @odata.nextLink exactly as given, in rounds; users are
+// userPrincipalName, and follow @odata.nextLink exactly as given, in rounds. Members that a
+// list returns with only @odata.type and id (Graph does so when the application may not
+// read their type) are resolved by `id in (...)` in bulk; a member still unidentified fails
+// the read (it must never look absent: the plan would re-add it on every run); users are
 // resolved by `userPrincipalName in (...)` only for desired members that no member list of
 // the target showed. Group lookups, member lists and users are cached for the Registry's life
 // (or Options.CacheTTL), "not found" only for Options.NegativeCacheTTL (default 1 minute),
 // and concurrent reads of the same key share one request without losing the batching
 // (cache.Batched). Writes are $batch items too: POST .../members/$ref (400 "already exist" =
 // already in state) and DELETE .../members/{id}/$ref (404 = already gone; never the URL
-// without /$ref, which deletes the object itself). Throttling and retries follow spec 4.4;
+// without /$ref, which deletes the object itself). A member add refused for replication lag
+// after a create (400 "The source resource object or one of the objects being referenced do
+// not exist.") is read back and sent again after 500ms, 1s, ... within
+// Options.ReplicationLagWait. Request bodies are sent uncompressed (the SDK's compression
+// handler is removed: no Graph documentation says compressed request bodies are accepted);
+// responses may be compressed. Throttling and retries follow spec 4.4;
 // see runBatch. A write whose reply was not seen or said 5xx is Unknown until read back, never
 // simply failed nor resent blind. Every write is logged at info level through Options.Logger.
 package aad

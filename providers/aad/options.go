@@ -56,6 +56,13 @@ type Options struct {
 	// MaxWait is the longest single wait. A Retry-After above it fails the request instead of
 	// being shortened (retrying early only earns another 429). Default 60s.
 	MaxWait time.Duration
+	// ReplicationLagWait bounds the total wait for member adds that Graph refused because its
+	// replicas do not know the group yet (400 "The source resource object or one of the
+	// objects being referenced do not exist.", documented for groups created moments
+	// before). They are read back and sent again after waits of 500ms, 1s, 2s, ... until the
+	// next wait would pass this total; then they fail, and the next run adds them. Default
+	// 8s (four retries); negative: no retry.
+	ReplicationLagWait time.Duration
 	// Timeout bounds one HTTP request. Default 100s (the SDK's default).
 	Timeout time.Duration
 	// Sleep waits between attempts. Default: a timer that stops early when ctx is done. Tests
@@ -111,6 +118,9 @@ func (o Options) withDefaults() Options {
 	}
 	if o.MaxWait <= 0 {
 		o.MaxWait = 60 * time.Second
+	}
+	if o.ReplicationLagWait == 0 {
+		o.ReplicationLagWait = 8 * time.Second
 	}
 	if o.Timeout <= 0 {
 		o.Timeout = 100 * time.Second

@@ -84,8 +84,12 @@ func checkDesired(g *providers.Group) error {
 	if oid := objectID(g); oid != "" && !looksLikeGUID(oid) {
 		return fmt.Errorf("%s: metadata_aad_object_id %q is not an object ID", g.DN, oid)
 	}
-	if cn := groupName(g); len(cn) > 64 {
-		return fmt.Errorf("%s: %q is longer than the 64 characters of a mailNickname", g.DN, cn)
+	// The other rules of a mailNickname are checked by Read, and only for a group that must be
+	// created: a group that exists already has a name Graph holds, whatever it contains (a
+	// group synchronised from Active Directory can hold a period, say). No group has a longer
+	// one.
+	if cn := groupName(g); objectID(g) == "" && len(cn) > maxNickLen {
+		return badNickError(g, cn, fmt.Sprintf("it is %d characters long; a mailNickname is at most %d", len(cn), maxNickLen))
 	}
 	return nil
 }
@@ -310,6 +314,9 @@ func (p *Provider) read(ctx context.Context, desired []*providers.Group, rejecte
 		case 0:
 			if !p.createMissing {
 				p.warn("%s: no Entra ID group has mailNickname %q (set create_if_missing: true to create it)", t.d.DN, t.name)
+			} else if why := nickProblem(t.name); why != "" {
+				// Refused now, with the file and the character, rather than by Graph at apply.
+				errs = append(errs, badNickError(t.d, t.name, why))
 			}
 		case 1:
 			t.info = gs[0]
@@ -359,13 +366,20 @@ func (p *Provider) read(ctx context.Context, desired []*providers.Group, rejecte
 				// Never take a list we do not have for an empty one.
 				return nil, fmt.Errorf("%s: the members of group %s were not read", t.d.DN, t.info.ID)
 			}
-			g.Members = p.currentMembers(t.d.DN, ml, rg)
+			var err error
+			if g.Members, err = p.currentMembers(t.d.DN, ml, rg); err != nil {
+				errs = append(errs, err)
+				continue
+			}
 			for uid := range rg.members {
 				known[uid] = true
 			}
 		}
 		st.Groups[t.key] = g
 		rs.groups[t.key] = rg
+	}
+	if len(errs) > 0 {
+		return nil, errors.Join(errs...)
 	}
 
 	if err := p.checkUsers(ctx, targets, rs, known); err != nil {
@@ -378,11 +392,17 @@ func (p *Provider) read(ctx context.Context, desired []*providers.Group, rejecte
 }
 
 // currentMembers turns a member list into uids; members that are not users, or users whose
-// UPN does not fit user_principal_format, are reported and left out (so never removed).
-func (p *Provider) currentMembers(groupDN string, ml *memberList, rg *readGroup) []string {
+// UPN does not fit user_principal_format, are reported and left out (so never removed). A
+// member that neither the list nor a lookup by ID identified fails the read of the group:
+// left out, it would look absent, and the plan would add it on every run.
+func (p *Provider) currentMembers(groupDN string, ml *memberList, rg *readGroup) ([]string, error) {
 	out := make([]string, 0, len(ml.members))
-	var others, foreign []string
+	var others, foreign, unknown []string
 	for _, m := range ml.members {
+		if !m.identified() {
+			unknown = append(unknown, m.ID)
+			continue
+		}
 		if !m.isUser() {
 			others = append(others, fmt.Sprintf("%s (%s)", m.ID, strings.TrimPrefix(m.Type, "#microsoft.graph.")))
 			continue
@@ -401,8 +421,17 @@ func (p *Provider) currentMembers(groupDN string, ml *memberList, rg *readGroup)
 	if len(foreign) > 0 {
 		p.warn("%s: %d users outside user_principal_format left alone: %s", groupDN, len(foreign), abbreviate(foreign))
 	}
+	if len(unknown) > 0 {
+		why := "a lookup by object ID did not find them as users"
+		if ml.unresolved != nil {
+			why = fmt.Sprintf("looking them up by object ID failed: %v", ml.unresolved)
+		}
+		return nil, fmt.Errorf("%s: %d members of group %s could not be identified (Graph returned only their object ID, "+
+			"as it does when the application may not read their type; %s): %s; nothing is planned for this group: grant the "+
+			"application User.Read.All (or Directory.Read.All)", groupDN, len(unknown), rg.id, why, abbreviate(unknown))
+	}
 	slices.Sort(out)
-	return out
+	return out, nil
 }
 
 // checkUsers resolves the desired members that no member list of the target showed (new

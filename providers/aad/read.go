@@ -97,9 +97,17 @@ type member struct {
 
 func (m member) isUser() bool { return strings.EqualFold(m.Type, "#microsoft.graph.user") }
 
+// identified reports whether the member list told who m is: a user with its UPN, or an
+// object of another type. Graph returns only @odata.type and id for members of a type the
+// application may not read (no User.Read.All, say).
+func (m member) identified() bool { return m.Type != "" && (!m.isUser() || m.UPN != "") }
+
 // memberList is the direct members of one group.
 type memberList struct {
 	members []member
+	// unresolved is why members that the list did not identify could not be resolved by ID
+	// (nil when there were none, or all were resolved).
+	unresolved error
 }
 
 // memberSelect is the $select of member and user reads: the object ID and the key
@@ -249,14 +257,68 @@ func (s *service) fetchMembers(ctx context.Context, ids []string) (map[string]*m
 	if err != nil {
 		return nil, fmt.Errorf("reading group members: %w", err)
 	}
+	// Members the lists did not identify are resolved by ID, all groups together, before
+	// anything is cached: a member we cannot name must never look absent (the plan would add
+	// it again on every run, or remove what it cannot see).
+	var unknown []string
+	seen := map[string]bool{}
+	for _, p := range pages {
+		for _, m := range p {
+			if !m.identified() && !seen[strings.ToLower(m.ID)] {
+				seen[strings.ToLower(m.ID)] = true
+				unknown = append(unknown, m.ID)
+			}
+		}
+	}
+	var names map[string]string
+	var rerr error
+	if len(unknown) > 0 {
+		names, rerr = s.usersByID(ctx, unknown)
+	}
 	out := make(map[string]*memberList, len(ids))
 	for i, id := range ids {
-		out[id] = &memberList{members: pages[i]}
-		for _, m := range pages[i] {
-			if m.isUser() && m.UPN != "" {
+		ml := &memberList{members: pages[i]}
+		for j, m := range ml.members {
+			if !m.identified() {
+				if upn, ok := names[strings.ToLower(m.ID)]; ok {
+					ml.members[j].Type, ml.members[j].UPN = "#microsoft.graph.user", upn
+				} else if rerr != nil {
+					ml.unresolved = rerr
+				}
+			}
+			if m := ml.members[j]; m.isUser() && m.UPN != "" {
 				// Every member read tells us a user's object ID: removals and re-adds need
 				// no lookup.
 				s.users.Set(strings.ToLower(m.UPN), m.ID)
+			}
+		}
+		out[id] = ml
+	}
+	return out, nil
+}
+
+// usersByID returns the UPNs of users by object ID (lower-case keys): 15 IDs per `in` filter,
+// 20 filters per $batch. IDs that are not users are absent.
+func (s *service) usersByID(ctx context.Context, ids []string) (map[string]string, error) {
+	var reqs []*abstractions.RequestInformation
+	for c := range slices.Chunk(ids, maxInValues) {
+		f := inFilter("id", c)
+		ri, err := s.g.client.Users().ToGetRequestInformation(ctx, &users.UsersRequestBuilderGetRequestConfiguration{
+			QueryParameters: &users.UsersRequestBuilderGetQueryParameters{Filter: &f, Select: memberSelect(), Top: top999()}})
+		if err != nil {
+			return nil, fmt.Errorf("building a user query: %w", err)
+		}
+		reqs = append(reqs, ri)
+	}
+	pages, err := readPaged[member](ctx, s.g, reqs)
+	if err != nil {
+		return nil, fmt.Errorf("resolving members by object ID: %w", err)
+	}
+	out := map[string]string{}
+	for _, p := range pages {
+		for _, u := range p {
+			if u.UPN != "" {
+				out[strings.ToLower(u.ID)] = u.UPN
 			}
 		}
 	}

@@ -141,7 +141,8 @@ func (sc *noopScenario) run(tb testing.TB) noopResult {
 
 // TestNoopPlanBudget is BenchmarkNoopPlan's network budget at a size CI runs on every push
 // (P=1200 people, 20 ms per request): team reads ≤ ceil(teams/20) + continuation pages of
-// large teams, connections ≤ pool size, no write, and well under 3 s.
+// large teams, connections ≤ pool size, no write. The wall time is reported, not asserted
+// (a loaded CI machine is not a measurement); the speed target lives in BenchmarkNoopPlan.
 func TestNoopPlanBudget(t *testing.T) {
 	if testing.Short() {
 		t.Skip("generates a repo and plans it against a slow fake GitHub (-short)")
@@ -150,10 +151,7 @@ func TestNoopPlanBudget(t *testing.T) {
 	if sc.teams < 100 || sc.extraPages == 0 {
 		t.Fatalf("scenario too small to measure anything: %d teams, %d continuation pages", sc.teams, sc.extraPages)
 	}
-	r := sc.run(t)
-	if r.wall > 3*time.Second {
-		t.Errorf("wall time %s, target < 3s", r.wall)
-	}
+	sc.run(t)
 }
 
 // BenchmarkNoopPlan plans the github/teams OU of a generated production-shaped repo

@@ -469,3 +469,40 @@ func TestPersonDNEscapingRoundTrips(t *testing.T) {
 		t.Errorf("second diff: %v", ch)
 	}
 }
+
+// A group created by someone else between the read and the write: the add collides, and the
+// provider makes the existing entry right (members, description, gidNumber), not half right.
+func TestCreateCollisionMakesTheEntryRight(t *testing.T) {
+	srv := startB(t)
+	srv.Add(t, "dn: ou=Posix,ou=Groups,"+bSuffix+"\nobjectClass: organizationalUnit\nou: Posix\n\n"+
+		"dn: cn=ops,ou=Posix,ou=Groups,"+bSuffix+"\nobjectClass: posixGroup\ncn: ops\ngidNumber: 1\ndescription: old\nmemberUid: uid=dave,ou=People,"+bSuffix+"\n")
+	reg := ldapprov.NewRegistry(ldapprov.Options{})
+	defer reg.Close()
+	dir := bRepo(t, bConfig(srv.URL, srv.BindDN, srv.Password, "ou=Teams,ou=Groups,"+bSuffix), nil)
+	c, _, err := config.Load(filepath.Join(dir, "config.yaml"), config.Options{BaseDir: dir})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ou := c.OU("posix")
+	p, err := reg.Provider(ou)
+	if err != nil {
+		t.Fatal(err)
+	}
+	target := &providers.Target{OU: ou}
+	g := &providers.Group{DN: "cn=ops,ou=Posix,ou=Groups," + bSuffix, CN: "ops", Description: "new", Members: []string{"alice"},
+		Metadata: map[string]any{"gid_number": 1234}}
+	if err := p.Desire(target, g); err != nil {
+		t.Fatal(err)
+	}
+	out := p.Apply(context.Background(), target, []*providers.Change{{Kind: providers.CreateGroup, OU: "posix", DN: g.DN, Desired: g, Add: g.Members}})
+	if out[0].Status != providers.Applied {
+		t.Fatalf("%s %v", out[0].Status, out[0].Err)
+	}
+	e := srv.Entry(t, g.DN)
+	if v := e.GetAttributeValues("memberUid"); len(v) != 1 || !strings.HasPrefix(strings.ToLower(v[0]), "uid=alice,") {
+		t.Errorf("memberUid %v", v)
+	}
+	if d, n := e.GetAttributeValue("description"), e.GetAttributeValue("gidNumber"); d != "new" || n != "1234" {
+		t.Errorf("description %q gidNumber %q", d, n)
+	}
+}

@@ -18,7 +18,16 @@
 //     does for an application with the permission, and is counted (ObjectDeletes), so tests
 //     can prove a client never sends it; PATCH with members@odata.bind (at most 20,
 //     all-or-nothing);
-//   - gzip request bodies (the SDK compresses them), a bearer token (401 otherwise);
+//   - request bodies sent uncompressed: a body with a Content-Encoding is refused (415, see
+//     serveTop for why), and a bearer token (401 otherwise);
+//   - mailNickname as Graph documents it: at most 64 characters of ASCII, none of
+//     @ ( ) \ [ ] " ; : . < > , or space (400 otherwise); unique among Microsoft 365 (Unified)
+//     groups only: security groups may share one (see checkNickLocked);
+//   - replication lag on writes (Options.WriteLag): member adds to a group created through the
+//     API answer 400 "The source resource object or one of the objects being referenced do
+//     not exist." a few times, as Graph documents for recently created groups;
+//   - members the application may not read (Options.LimitedMembers): member listings return
+//     only @odata.type and id; Options.DenyUserReads refuses user reads (403);
 //   - fault injection per route, at top level or inside a batch: a status (429 with
 //     Retry-After, 503, 504) or a dropped connection, before or after the write was done, or
 //     a reply whose body cannot be decoded, after the request was done;
@@ -64,6 +73,19 @@ type Options struct {
 	// reads (listings, $filter, GET /groups/{id}) until Replicate is called, as Graph's
 	// directory replicas can lag seconds behind a create. Writes to the group work.
 	HideCreated bool
+	// WriteLag is how many member adds (POST .../members/$ref, PATCH members@odata.bind) to
+	// each group created through the API are refused with Graph's replication-lag answer (400
+	// "The source resource object or one of the objects being referenced do not exist.")
+	// before they succeed. Graph documents this for groups created moments before. Refused
+	// writes change nothing.
+	WriteLag int
+	// LimitedMembers makes member listings return only @odata.type and id for every member,
+	// whatever $select asks, as Graph does for an application without permission to read
+	// the members' object type (GroupMember.Read.All without User.Read.All).
+	LimitedMembers bool
+	// DenyUserReads refuses every user read (GET /users, /users/{id}) with 403
+	// Authorization_RequestDenied, as Graph does for an application without User.Read.All.
+	DenyUserReads bool
 }
 
 // Group is a group as the fake stores it.
@@ -95,6 +117,8 @@ type group struct {
 	set map[string]bool
 	// hidden: created but not replicated yet (Options.HideCreated).
 	hidden bool
+	// lag is how many more member adds are refused as not replicated yet (Options.WriteLag).
+	lag int
 }
 
 // Stats are the counters of a Server. Route classes are "batch", "groups.list",
@@ -116,8 +140,13 @@ type Stats struct {
 	NewConnections int64
 	// Unauthorized counts requests rejected for a missing or wrong token.
 	Unauthorized int64
-	// GzipBodies counts request bodies that arrived gzip-compressed.
+	// GzipBodies counts request bodies that arrived compressed (Content-Encoding set); each
+	// was refused with 415.
 	GzipBodies int64
+	// LagRefusals counts member adds refused as not replicated yet (Options.WriteLag).
+	LagRefusals int64
+	// Invalid counts creates refused for an invalid or duplicate mailNickname.
+	Invalid int64
 	// ObjectDeletes counts DELETE /groups/{id}/members/{oid} WITHOUT /$ref (deletes the
 	// member object itself). A correct client never sends it.
 	ObjectDeletes int64
@@ -146,6 +175,7 @@ type Server struct {
 	requests, batches, subRequests, memberPages   atomic.Int64
 	throttled, faultsHit, newConns, unauthorized  atomic.Int64
 	gzipBodies, objectDeletes, inFlight, maxInFly atomic.Int64
+	lagRefusals, invalid                          atomic.Int64
 	routeMu                                       sync.Mutex
 	routes                                        map[string]int64
 }
@@ -494,13 +524,14 @@ func (s *Server) Stats() Stats {
 	return Stats{Requests: s.requests.Load(), Batches: s.batches.Load(), SubRequests: s.subRequests.Load(),
 		Routes: routes, MemberPages: s.memberPages.Load(), Throttled: s.throttled.Load(), Faults: s.faultsHit.Load(),
 		NewConnections: s.newConns.Load(), Unauthorized: s.unauthorized.Load(), GzipBodies: s.gzipBodies.Load(),
-		ObjectDeletes: s.objectDeletes.Load(), MaxInFlight: s.maxInFly.Load()}
+		ObjectDeletes: s.objectDeletes.Load(), MaxInFlight: s.maxInFly.Load(), LagRefusals: s.lagRefusals.Load(),
+		Invalid: s.invalid.Load()}
 }
 
 // ResetStats zeroes the counters (not the state, nor the request log).
 func (s *Server) ResetStats() {
 	for _, c := range []*atomic.Int64{&s.requests, &s.batches, &s.subRequests, &s.memberPages, &s.throttled,
-		&s.faultsHit, &s.newConns, &s.unauthorized, &s.gzipBodies, &s.objectDeletes, &s.maxInFly} {
+		&s.faultsHit, &s.newConns, &s.unauthorized, &s.gzipBodies, &s.objectDeletes, &s.maxInFly, &s.lagRefusals, &s.invalid} {
 		c.Store(0)
 	}
 	s.routeMu.Lock()

@@ -108,7 +108,11 @@ func TestBatchShuffledAndLimits(t *testing.T) {
 		g := s.AddGroup(Group{MailNickname: fmt.Sprintf("g%d", i)})
 		reqs = append(reqs, map[string]any{"id": fmt.Sprint(i), "method": "GET", "url": "/groups/" + g + "?%24select=mailNickname"})
 	}
-	st, _, body := call(t, s, "POST", "/$batch", map[string]any{"requests": reqs}, true)
+	// Graph is not documented to take compressed request bodies: the fake refuses them.
+	if st, _, body := call(t, s, "POST", "/$batch", map[string]any{"requests": reqs}, true); st != http.StatusUnsupportedMediaType {
+		t.Fatalf("gzip body: status %d %v", st, body)
+	}
+	st, _, body := call(t, s, "POST", "/$batch", map[string]any{"requests": reqs}, false)
 	if st != 200 {
 		t.Fatalf("status %d %v", st, body)
 	}
