@@ -300,17 +300,7 @@ func (s *service) fetchMembers(ctx context.Context, ids []string) (map[string]*m
 // usersByID returns the UPNs of users by object ID (lower-case keys): 15 IDs per `in` filter,
 // 20 filters per $batch. IDs that are not users are absent.
 func (s *service) usersByID(ctx context.Context, ids []string) (map[string]string, error) {
-	var reqs []*abstractions.RequestInformation
-	for c := range slices.Chunk(ids, maxInValues) {
-		f := inFilter("id", c)
-		ri, err := s.g.client.Users().ToGetRequestInformation(ctx, &users.UsersRequestBuilderGetRequestConfiguration{
-			QueryParameters: &users.UsersRequestBuilderGetQueryParameters{Filter: &f, Select: memberSelect(), Top: top999()}})
-		if err != nil {
-			return nil, fmt.Errorf("building a user query: %w", err)
-		}
-		reqs = append(reqs, ri)
-	}
-	pages, err := readPaged[member](ctx, s.g, reqs)
+	pages, err := s.usersWhere(ctx, "id", ids)
 	if err != nil {
 		return nil, fmt.Errorf("resolving members by object ID: %w", err)
 	}
@@ -323,6 +313,21 @@ func (s *service) usersByID(ctx context.Context, ids []string) (map[string]strin
 		}
 	}
 	return out, nil
+}
+
+// usersWhere reads the users whose property is one of values, in batched `in` filters.
+func (s *service) usersWhere(ctx context.Context, property string, values []string) ([][]member, error) {
+	var reqs []*abstractions.RequestInformation
+	for c := range slices.Chunk(values, maxInValues) {
+		f := inFilter(property, c)
+		ri, err := s.g.client.Users().ToGetRequestInformation(ctx, &users.UsersRequestBuilderGetRequestConfiguration{
+			QueryParameters: &users.UsersRequestBuilderGetQueryParameters{Filter: &f, Select: memberSelect(), Top: top999()}})
+		if err != nil {
+			return nil, fmt.Errorf("building a user query: %w", err)
+		}
+		reqs = append(reqs, ri)
+	}
+	return readPaged[member](ctx, s.g, reqs)
 }
 
 // resolveUsers returns the object IDs of user principal names (lower-case keys; users that
@@ -346,17 +351,7 @@ func (s *service) resolveUsers(ctx context.Context, upns []string) (map[string]s
 }
 
 func (s *service) fetchUsers(ctx context.Context, keys []string) (map[string]string, error) {
-	var reqs []*abstractions.RequestInformation
-	for c := range slices.Chunk(keys, maxInValues) {
-		f := inFilter("userPrincipalName", c)
-		ri, err := s.g.client.Users().ToGetRequestInformation(ctx, &users.UsersRequestBuilderGetRequestConfiguration{
-			QueryParameters: &users.UsersRequestBuilderGetQueryParameters{Filter: &f, Select: memberSelect(), Top: top999()}})
-		if err != nil {
-			return nil, fmt.Errorf("building a user query: %w", err)
-		}
-		reqs = append(reqs, ri)
-	}
-	pages, err := readPaged[member](ctx, s.g, reqs)
+	pages, err := s.usersWhere(ctx, "userPrincipalName", keys)
 	if err != nil {
 		return nil, fmt.Errorf("resolving users: %w", err)
 	}
