@@ -5,6 +5,7 @@ package main
 import (
 	"context"
 	"net/http"
+	"sync"
 	"sync/atomic"
 	"time"
 
@@ -21,6 +22,8 @@ import (
 type benchAAD struct {
 	srv   *fakegraph.Server
 	delay atomic.Int64
+	mu    sync.Mutex
+	last  *http.Transport // the previous run's, closed when the next run starts
 }
 
 type benchCred struct{ token string }
@@ -52,9 +55,17 @@ func (d delayRT) RoundTrip(req *http.Request) (*http.Response, error) {
 func startBenchAAD(upns []string, pool int) (benchBackend, string, any, string) {
 	b := &benchAAD{srv: fakegraph.New(fakegraph.Options{})}
 	b.srv.AddUsers(upns...)
-	t := http.DefaultTransport.(*http.Transport).Clone()
-	t.MaxConnsPerHost, t.MaxIdleConnsPerHost = pool, pool
 	hook := func(o *aad.Options) {
+		// A transport per run, as a new CLI process would have: a cold run must open its
+		// own connections, not reuse the setup apply's.
+		t := http.DefaultTransport.(*http.Transport).Clone()
+		t.MaxConnsPerHost, t.MaxIdleConnsPerHost = pool, pool
+		b.mu.Lock()
+		if b.last != nil {
+			b.last.CloseIdleConnections()
+		}
+		b.last = t
+		b.mu.Unlock()
 		o.TokenCredential = benchCred{b.srv.Token()}
 		o.HTTPClient = &http.Client{Transport: delayRT{b: b, base: t}}
 		o.PoolSize = pool
