@@ -93,11 +93,54 @@ func (d DN) Key() string {
 // Normalize returns the comparison key of a DN (see DN.Key). A string that is not a valid
 // DN is only lower-cased and trimmed, so that it still equals itself.
 func Normalize(s string) string {
+	if simple(s) {
+		// Most DNs (group DNs from the config, member DNs from the server) are plain
+		// ASCII: their key is their lower case, without a trip through the parser.
+		return strings.ToLower(s)
+	}
+	if strings.IndexByte(s, '=') < 0 {
+		// Not a DN (a bare uid or name): the parser would refuse it.
+		return fold(strings.TrimSpace(s))
+	}
+	return parseNormalize(s)
+}
+
+// parseNormalize is Normalize through the parser (any string).
+func parseNormalize(s string) string {
 	d, err := Parse(s)
 	if err != nil {
 		return fold(strings.TrimSpace(s))
 	}
 	return d.Key()
+}
+
+// simple reports whether s is a DN of one or more RDNs `type=value` joined by commas, each
+// type and value non-empty and made only of ASCII letters, digits and `.`, `_`, `-`, `@`: a
+// DN that needs no unescaping, has no multi-valued RDN and no spacing to normalise, so its
+// parse is its text.
+func simple(s string) bool {
+	if s == "" {
+		return false
+	}
+	for part := range strings.SplitSeq(s, ",") {
+		typ, val, ok := strings.Cut(part, "=")
+		if !ok || typ == "" || val == "" || !plain(typ) || !plain(val) {
+			return false
+		}
+	}
+	return true
+}
+
+func plain(s string) bool {
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		switch {
+		case 'a' <= c && c <= 'z', 'A' <= c && c <= 'Z', '0' <= c && c <= '9', c == '.', c == '_', c == '-', c == '@':
+		default:
+			return false
+		}
+	}
+	return true
 }
 
 // Equal reports whether a and b name the same entry (see DN.Key).
@@ -123,6 +166,20 @@ func FirstValue(s string) string { return FirstValueOf(s, "") }
 // FirstValueOf is FirstValue, preferring the value of attribute typ (case-insensitive) when
 // the first RDN is multi-valued (`cn=Bob+uid=bob,ou=People` with typ uid → `bob`).
 func FirstValueOf(s, typ string) string {
+	if first, _, ok := strings.Cut(s, ","); ok && simple(s) {
+		_, val, _ := strings.Cut(first, "=")
+		return val
+	}
+	if strings.IndexByte(s, '=') < 0 || strings.IndexByte(s, ',') < 0 {
+		// A bare value or a one-RDN string is returned whole either way (see FirstValue);
+		// predictive state and memberUid lists are mostly such values.
+		return s
+	}
+	return parseFirstValueOf(s, typ)
+}
+
+// parseFirstValueOf is FirstValueOf through the parser (any string).
+func parseFirstValueOf(s, typ string) string {
 	d, err := Parse(s)
 	if err != nil {
 		first, _, ok := strings.Cut(s, ",")
