@@ -24,6 +24,7 @@ import (
 	"github.com/entitlements-go/entitlements/people"
 	"github.com/entitlements-go/entitlements/providers"
 	ldapprov "github.com/entitlements-go/entitlements/providers/ldap"
+	"github.com/entitlements-go/entitlements/providers/ldap/ldapcalc"
 )
 
 // These tests run the LDAP provider against a real slapd (internal/testldap), using the
@@ -127,21 +128,6 @@ type run struct {
 	result   *calc.Result
 }
 
-// groupReader adapts the provider's reader to the calculator (as the CLI does).
-type groupReader struct{ r *ldapprov.GroupReader }
-
-func (g groupReader) ReadLDAPGroups(ctx context.Context, dns []string) (map[string]*calc.LDAPGroup, error) {
-	got, err := g.r.ReadGroups(ctx, dns)
-	if err != nil {
-		return nil, err
-	}
-	out := map[string]*calc.LDAPGroup{}
-	for d, a := range got {
-		out[d] = &calc.LDAPGroup{DN: d, Attrs: a}
-	}
-	return out, nil
-}
-
 // deployCase calculates the repo in dir and plans (and applies, when apply) against LDAP
 // with a fresh registry, so counters cover exactly this run.
 func deployCase(t *testing.T, dir string, apply bool, opt deploy.Options) run {
@@ -149,36 +135,9 @@ func deployCase(t *testing.T, dir string, apply bool, opt deploy.Options) run {
 	if opt.Guard == nil {
 		opt.Guard = scenarioGuard()
 	}
-	t.Chdir(dir)
-	ctx := context.Background()
 	reg := ldapprov.NewRegistry(ldapprov.Options{})
 	defer reg.Close()
-	repo, err := calc.Load(ctx, "config.yaml", calc.Options{Now: now, People: reg.PeopleLoader(),
-		LDAPGroupsFor: func(cfg *config.Config) (calc.LDAPGroupReader, error) {
-			if cfg.LDAPGroup == nil {
-				return nil, nil
-			}
-			return groupReader{reg.GroupReader(cfg.LDAPGroup)}, nil
-		}})
-	if err != nil {
-		t.Fatalf("load: %v", err)
-	}
-	res, err := repo.Calculate(ctx)
-	if err != nil {
-		t.Fatal(err)
-	}
-	f := func(ou *config.OU) (providers.Provider, error) { return reg.Provider(ou) }
-	opt.Providers = map[string]deploy.Factory{"ldap": f, "member_of": f}
-	plan, err := deploy.Build(ctx, res, repo.Config(), opt)
-	if err != nil {
-		t.Fatal(err)
-	}
-	r := run{plan: plan, result: res}
-	if apply {
-		r.report, _ = deploy.Apply(ctx, plan, opt.ApplyOptions())
-	}
-	r.counters = reg.Counters()
-	return r
+	return deployWith(t, reg, dir, apply, opt)
 }
 
 func writes(c map[string]int64) int64 { return c["adds"] + c["modifies"] + c["deletes"] }
@@ -513,10 +472,7 @@ people_data_source: ldap
 	ctx := context.Background()
 	reg := ldapprov.NewRegistry(ldapprov.Options{})
 	defer reg.Close()
-	opt := calc.Options{Now: now, People: reg.PeopleLoader(), Strict: true,
-		LDAPGroupsFor: func(cfg *config.Config) (calc.LDAPGroupReader, error) {
-			return groupReader{reg.GroupReader(cfg.LDAPGroup)}, nil
-		}}
+	opt := ldapcalc.Options(reg, calc.Options{Now: now, Strict: true})
 	// The missing group is an error at its line.
 	_, err := calc.Load(ctx, "config.yaml", opt)
 	if err == nil || !strings.Contains(err.Error(), "missing.txt:1") {

@@ -14,6 +14,7 @@ import (
 	"github.com/entitlements-go/entitlements/internal/testldap"
 	"github.com/entitlements-go/entitlements/providers"
 	ldapprov "github.com/entitlements-go/entitlements/providers/ldap"
+	"github.com/entitlements-go/entitlements/providers/ldap/ldapcalc"
 )
 
 // writeFiles writes a config repo (path → content) into a new temp dir.
@@ -74,13 +75,7 @@ func deployWith(t testing.TB, reg *ldapprov.Registry, dir string, apply bool, op
 	t.Chdir(dir)
 	ctx := context.Background()
 	before := reg.Counters()
-	repo, err := calc.Load(ctx, "config.yaml", calc.Options{Now: now, People: reg.PeopleLoader(),
-		LDAPGroupsFor: func(cfg *config.Config) (calc.LDAPGroupReader, error) {
-			if cfg.LDAPGroup == nil {
-				return nil, nil
-			}
-			return groupReader{reg.GroupReader(cfg.LDAPGroup)}, nil
-		}})
+	repo, err := calc.Load(ctx, "config.yaml", ldapcalc.Options(reg, calc.Options{Now: now}))
 	if err != nil {
 		t.Fatalf("load: %v", err)
 	}
