@@ -1,0 +1,111 @@
+package ldap_test
+
+import (
+	"context"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/entitlements-go/entitlements/config"
+	"github.com/entitlements-go/entitlements/providers"
+	ldapprov "github.com/entitlements-go/entitlements/providers/ldap"
+)
+
+// Cases written from the mutation run of providers/ldap (issue 15, see MUTANTS.md): each one
+// fails under a small deliberate bug that the other tests let through.
+
+// bProvider loads cfg (a bConfig, possibly edited) and returns the provider and target of ou.
+func bProvider(t *testing.T, reg *ldapprov.Registry, cfg, ou string) (*ldapprov.Provider, *providers.Target) {
+	t.Helper()
+	dir := bRepo(t, cfg, nil)
+	c, _, err := config.Load(filepath.Join(dir, "config.yaml"), config.Options{BaseDir: dir})
+	if err != nil {
+		t.Fatal(err)
+	}
+	p, err := reg.Provider(c.OU(ou))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return p, &providers.Target{OU: c.OU(ou)}
+}
+
+// A person_dn_format whose first RDN is multi-valued with %KEY% second: members read back as
+// the value of the %KEY% attribute, not the first value of the RDN, so a written group reads
+// back unchanged.
+func TestMultiValuedPersonRDN(t *testing.T) {
+	srv := startB(t)
+	srv.Add(t, "dn: ou=Teams,ou=Groups,"+bSuffix+"\nobjectClass: organizationalUnit\nou: Teams\n")
+	cfg := strings.Replace(bConfig(srv.URL, srv.BindDN, srv.Password, "ou=Teams,ou=Groups,"+bSuffix),
+		"person_dn_format: uid=%KEY%,", "person_dn_format: cn=Staff+uid=%KEY%,", 1)
+	if !strings.Contains(cfg, "cn=Staff+uid=%KEY%,ou=People") {
+		t.Fatal("format not replaced")
+	}
+	reg := ldapprov.NewRegistry(ldapprov.Options{})
+	defer reg.Close()
+	p, target := bProvider(t, reg, cfg, "teams")
+	g := &providers.Group{DN: "cn=sre,ou=Teams,ou=Groups," + bSuffix, CN: "sre", Description: "sre", Members: []string{"alice", "bob"}}
+	if err := p.Desire(target, g); err != nil {
+		t.Fatal(err)
+	}
+	ctx := context.Background()
+	out := p.Apply(ctx, target, []*providers.Change{{Kind: providers.CreateGroup, OU: "teams", DN: g.DN, Desired: g, Add: g.Members}})
+	if out[0].Status != providers.Applied {
+		t.Fatalf("%s %v", out[0].Status, out[0].Err)
+	}
+	if v := srv.Entry(t, g.DN).GetAttributeValues("uniqueMember"); len(v) != 2 || !strings.HasPrefix(v[0], "cn=Staff+uid=") {
+		t.Fatalf("uniqueMember on the server: %q", v)
+	}
+	reg2 := ldapprov.NewRegistry(ldapprov.Options{})
+	defer reg2.Close()
+	p2, _ := bProvider(t, reg2, cfg, "teams")
+	st, err := p2.Read(ctx, target)
+	if err != nil {
+		t.Fatal(err)
+	}
+	rg := st.Groups[providers.Key(g.DN)]
+	if rg == nil || !slices.Equal(rg.Members, []string{"alice", "bob"}) {
+		t.Fatalf("read back %+v, want members alice, bob", rg)
+	}
+	if ch := providers.Diff("teams", []*providers.Group{g}, st, providers.DiffOptions{}); len(ch) != 0 {
+		t.Errorf("second diff: %v", ch)
+	}
+}
+
+// Read reports the attributes an entry has: a group without gidNumber has no "gidnumber" in
+// its Attrs (the state fingerprint of a saved plan hashes the attribute names).
+func TestReadAttrsAreTheEntrys(t *testing.T) {
+	srv := startB(t)
+	srv.Add(t, "dn: ou=Teams,ou=Groups,"+bSuffix+"\nobjectClass: organizationalUnit\nou: Teams\n\n"+
+		"dn: cn=sre,ou=Teams,ou=Groups,"+bSuffix+"\nobjectClass: groupOfUniqueNames\ncn: sre\nuniqueMember: uid=dave,ou=People,"+bSuffix+"\n\n"+
+		"dn: ou=Posix,ou=Groups,"+bSuffix+"\nobjectClass: organizationalUnit\nou: Posix\n\n"+
+		"dn: cn=ops,ou=Posix,ou=Groups,"+bSuffix+"\nobjectClass: posixGroup\ncn: ops\ngidNumber: 77\n")
+	reg := ldapprov.NewRegistry(ldapprov.Options{})
+	defer reg.Close()
+	cfg := bConfig(srv.URL, srv.BindDN, srv.Password, "ou=Teams,ou=Groups,"+bSuffix)
+	for _, tc := range []struct {
+		ou, dn string
+		want   map[string][]string
+	}{
+		{"teams", "cn=sre,ou=Teams,ou=Groups," + bSuffix, map[string][]string{"objectclass": {"groupOfUniqueNames"}}},
+		{"posix", "cn=ops,ou=Posix,ou=Groups," + bSuffix, map[string][]string{"objectclass": {"posixGroup"}, "gidnumber": {"77"}}},
+	} {
+		p, target := bProvider(t, reg, cfg, tc.ou)
+		st, err := p.Read(context.Background(), target)
+		if err != nil {
+			t.Fatal(err)
+		}
+		g := st.Groups[providers.Key(tc.dn)]
+		if g == nil {
+			t.Fatalf("%s: %s not read", tc.ou, tc.dn)
+		}
+		if len(g.Attrs) != len(tc.want) {
+			t.Errorf("%s: Attrs %v, want %v", tc.ou, g.Attrs, tc.want)
+		}
+		for k, v := range tc.want {
+			if got, ok := g.Attrs[k]; !ok || !slices.Equal(got, v) {
+				t.Errorf("%s: Attrs[%s] = %v, want %v", tc.ou, k, got, v)
+			}
+		}
+	}
+}
