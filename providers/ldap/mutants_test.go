@@ -7,7 +7,10 @@ import (
 	"strings"
 	"testing"
 
+	goldap "github.com/go-ldap/ldap/v3"
+
 	"github.com/entitlements-go/entitlements/config"
+	"github.com/entitlements-go/entitlements/internal/testldap"
 	"github.com/entitlements-go/entitlements/providers"
 	ldapprov "github.com/entitlements-go/entitlements/providers/ldap"
 )
@@ -107,5 +110,34 @@ func TestReadAttrsAreTheEntrys(t *testing.T) {
 				t.Errorf("%s: Attrs[%s] = %v, want %v", tc.ou, k, got, v)
 			}
 		}
+	}
+}
+
+// A missing base whose parent is the (missing) entry of a naming context: the parent OUs
+// Prepare creates stop below the top of the tree, which is not ours to invent (nor is a
+// missing dc= or o= ancestor).
+func TestPrepareDoesNotCreateATopLevelEntry(t *testing.T) {
+	const suffix = "ou=Corp"
+	srv := testldap.Start(t, testldap.Options{Suffix: suffix})
+	conn := srv.Dial(t)
+	entries := srv.Search(t, suffix, "(objectClass=*)", "1.1")
+	// Children before parents: the longer DN first.
+	slices.SortFunc(entries, func(a, b *goldap.Entry) int { return len(b.DN) - len(a.DN) })
+	for _, e := range entries {
+		if err := conn.Del(goldap.NewDelRequest(e.DN, nil)); err != nil {
+			t.Fatalf("deleting %s: %v", e.DN, err)
+		}
+	}
+	conn.Close()
+	reg := ldapprov.NewRegistry(ldapprov.Options{})
+	defer reg.Close()
+	cfg := strings.ReplaceAll(bConfig(srv.URL, srv.BindDN, srv.Password, "ou=Teams,"+suffix), ","+bSuffix, ","+suffix)
+	p, target := bProvider(t, reg, cfg, "teams")
+	err := p.Prepare(context.Background(), target)
+	if err == nil || !strings.Contains(err.Error(), "creating ou=Teams,ou=Corp") {
+		t.Errorf("Prepare under a missing top-level entry: %v, want the base refused", err)
+	}
+	if e := srv.Entry(t, suffix); e != nil {
+		t.Errorf("the top-level entry %s was created", e.DN)
 	}
 }
