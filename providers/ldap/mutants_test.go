@@ -141,3 +141,34 @@ func TestPrepareDoesNotCreateATopLevelEntry(t *testing.T) {
 		t.Errorf("the top-level entry %s was created", e.DN)
 	}
 }
+
+// The provider remembers which bases exist (to create each once); deleting an entry makes it
+// forget that one. Here a group of one OU is the base of another: after the group is deleted,
+// the other OU's Prepare creates its base again instead of trusting the memo.
+func TestDeletedEntryIsForgotten(t *testing.T) {
+	srv := startB(t)
+	inner := "ou=Inner,ou=Teams,ou=Groups," + bSuffix
+	srv.Add(t, "dn: ou=Teams,ou=Groups,"+bSuffix+"\nobjectClass: organizationalUnit\nou: Teams\n\n"+
+		"dn: "+inner+"\nobjectClass: groupOfUniqueNames\nobjectClass: extensibleObject\nou: Inner\ncn: Inner\nuniqueMember: "+inner+"\n")
+	reg := ldapprov.NewRegistry(ldapprov.Options{})
+	defer reg.Close()
+	ctx := context.Background()
+	outer, outerT := bProvider(t, reg, bConfig(srv.URL, srv.BindDN, srv.Password, "ou=Teams,ou=Groups,"+bSuffix), "teams")
+	in, inT := bProvider(t, reg, bConfig(srv.URL, srv.BindDN, srv.Password, inner), "teams")
+	if st, err := in.Read(ctx, inT); err != nil || st.ContainerMissing {
+		t.Fatalf("inner base: %v %+v", err, st)
+	}
+	out := outer.Apply(ctx, outerT, []*providers.Change{{Kind: providers.DeleteGroup, OU: "teams", DN: inner}})
+	if out[0].Status != providers.Applied {
+		t.Fatalf("delete: %s %v", out[0].Status, out[0].Err)
+	}
+	if srv.Entry(t, inner) != nil {
+		t.Fatal("not deleted")
+	}
+	if err := in.Prepare(ctx, inT); err != nil {
+		t.Fatal(err)
+	}
+	if srv.Entry(t, inner) == nil {
+		t.Error("Prepare trusted the memo of a deleted entry: the base was not created")
+	}
+}
