@@ -172,3 +172,73 @@ func TestDeletedEntryIsForgotten(t *testing.T) {
 		t.Error("Prepare trusted the memo of a deleted entry: the base was not created")
 	}
 }
+
+// A create that collides with an existing entry makes it right, for an empty posixGroup too:
+// the memberUid values it holds are removed. Attributes the OU does not manage (gidNumber
+// of a groupOfUniqueNames) are left as they are.
+func TestCreateCollisionEdges(t *testing.T) {
+	srv := startB(t)
+	srv.Add(t, "dn: ou=Posix,ou=Groups,"+bSuffix+"\nobjectClass: organizationalUnit\nou: Posix\n\n"+
+		"dn: cn=ops,ou=Posix,ou=Groups,"+bSuffix+"\nobjectClass: posixGroup\ncn: ops\ngidNumber: 1234\ndescription: ops\nmemberUid: uid=dave,ou=People,"+bSuffix+"\n\n"+
+		"dn: ou=Teams,ou=Groups,"+bSuffix+"\nobjectClass: organizationalUnit\nou: Teams\n\n"+
+		"dn: cn=sre,ou=Teams,ou=Groups,"+bSuffix+"\nobjectClass: groupOfUniqueNames\nobjectClass: extensibleObject\ncn: sre\ngidNumber: 500\ndescription: old\nuniqueMember: uid=dave,ou=People,"+bSuffix+"\n")
+	reg := ldapprov.NewRegistry(ldapprov.Options{})
+	defer reg.Close()
+	cfg := bConfig(srv.URL, srv.BindDN, srv.Password, "ou=Teams,ou=Groups,"+bSuffix)
+	ctx := context.Background()
+	create := func(ou string, g *providers.Group) {
+		t.Helper()
+		p, target := bProvider(t, reg, cfg, ou)
+		if err := p.Desire(target, g); err != nil {
+			t.Fatal(err)
+		}
+		out := p.Apply(ctx, target, []*providers.Change{{Kind: providers.CreateGroup, OU: ou, DN: g.DN, Desired: g, Add: g.Members}})
+		if out[0].Status != providers.Applied {
+			t.Fatalf("%s: %s %v", g.DN, out[0].Status, out[0].Err)
+		}
+	}
+	ops := &providers.Group{DN: "cn=ops,ou=Posix,ou=Groups," + bSuffix, CN: "ops", Description: "ops", Metadata: map[string]any{"gid_number": 1234}}
+	create("posix", ops)
+	if v := srv.Entry(t, ops.DN).GetAttributeValues("memberUid"); len(v) != 0 {
+		t.Errorf("empty posixGroup after the collision holds %v", v)
+	}
+	sre := &providers.Group{DN: "cn=sre,ou=Teams,ou=Groups," + bSuffix, CN: "sre", Description: "new", Members: []string{"alice"}}
+	create("teams", sre)
+	e := srv.Entry(t, sre.DN)
+	if v := e.GetAttributeValues("uniqueMember"); len(v) != 1 || !strings.HasPrefix(v[0], "uid=alice,") {
+		t.Errorf("uniqueMember %v", v)
+	}
+	if d, n := e.GetAttributeValue("description"), e.GetAttributeValue("gidNumber"); d != "new" || n != "500" {
+		t.Errorf("description %q gidNumber %q, want new and the unmanaged 500 kept", d, n)
+	}
+}
+
+// member_of: a person left with no value loses the attribute; one who holds none already is
+// AlreadyInState; new values replace the old ones.
+func TestWritePeople(t *testing.T) {
+	srv := startB(t)
+	g1, g2 := "cn=a,ou=Groups,"+bSuffix, "cn=b,ou=Groups,"+bSuffix
+	person := func(uid, extra string) string {
+		return "dn: uid=" + uid + ",ou=People," + bSuffix + "\nobjectClass: inetOrgPerson\nobjectClass: entitlementsPerson\nuid: " + uid +
+			"\ncn: " + uid + "\nsn: " + uid + "\n" + extra
+	}
+	srv.Add(t, person("alice", "shellentitlements: "+g1+"\n")+"\n"+person("bob", "")+"\n"+person("carol", "shellentitlements: "+g1+"\n"))
+	reg := ldapprov.NewRegistry(ldapprov.Options{})
+	defer reg.Close()
+	p, target := bProvider(t, reg, bConfig(srv.URL, srv.BindDN, srv.Password, "ou=Teams,ou=Groups,"+bSuffix), "teams")
+	ch := func(uid string, vals ...string) *providers.Change {
+		return &providers.Change{Kind: providers.UpdatePerson, OU: "teams", Person: uid, Attribute: "shellentitlements", Values: vals}
+	}
+	out := p.WritePeople(context.Background(), target, []*providers.Change{ch("alice"), ch("bob"), ch("carol", g2)})
+	want := []providers.Status{providers.Applied, providers.AlreadyInState, providers.Applied}
+	for i, o := range out {
+		if o.Status != want[i] || o.Err != nil {
+			t.Errorf("%s: %s %v, want %s", o.Change.Person, o.Status, o.Err, want[i])
+		}
+	}
+	for uid, want := range map[string][]string{"alice": nil, "bob": nil, "carol": {g2}} {
+		if v := srv.Entry(t, "uid="+uid+",ou=People,"+bSuffix).GetAttributeValues("shellentitlements"); !slices.Equal(v, want) {
+			t.Errorf("%s holds %v, want %v", uid, v, want)
+		}
+	}
+}
