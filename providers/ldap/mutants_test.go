@@ -242,3 +242,47 @@ func TestWritePeople(t *testing.T) {
 		}
 	}
 }
+
+// uid_attribute chooses the attribute of the people search and the RDN whose value is the
+// uid: people named by cn (and without a uid attribute) are read as their cn.
+func TestPeopleUIDAttribute(t *testing.T) {
+	srv := startB(t)
+	var ldif strings.Builder
+	for _, cn := range []string{"carl", "dora"} {
+		ldif.WriteString("dn: cn=" + cn + ",ou=People," + bSuffix + "\nobjectClass: person\ncn: " + cn + "\nsn: " + cn + "\n\n")
+	}
+	ldif.WriteString("dn: uid=erin,ou=People," + bSuffix + "\nobjectClass: inetOrgPerson\nuid: erin\ncn: Erin\nsn: E\n")
+	srv.Add(t, ldif.String())
+	reg := ldapprov.NewRegistry(ldapprov.Options{})
+	defer reg.Close()
+	for _, tc := range []struct {
+		attr string
+		want []string
+	}{
+		// erin's RDN is not a cn: the uid is then the RDN's value.
+		{"      uid_attribute: cn\n", []string{"carl", "dora", "erin"}},
+		{"", []string{"erin"}},
+	} {
+		cfg := strings.Replace(bConfig(srv.URL, srv.BindDN, srv.Password, "ou=Teams,ou=Groups,"+bSuffix),
+			"people:\n  y:\n    type: yaml\n    config: {filename: people.yaml}\npeople_data_source: y\n",
+			"people:\n  l:\n    type: ldap\n    config:\n      base: ou=People,"+bSuffix+"\n      ldap_uri: "+srv.URL+"\n      ldap_binddn: "+srv.BindDN+
+				"\n      ldap_bindpw: "+srv.Password+"\n"+tc.attr+"people_data_source: l\n", 1)
+		dir := bRepo(t, cfg, nil)
+		c, _, err := config.Load(filepath.Join(dir, "config.yaml"), config.Options{BaseDir: dir})
+		if err != nil {
+			t.Fatal(err)
+		}
+		ppl, err := reg.PeopleLoader()(context.Background(), c.People["l"])
+		if err != nil {
+			t.Fatal(err)
+		}
+		var got []string
+		for _, p := range ppl {
+			got = append(got, p.UID)
+		}
+		slices.Sort(got)
+		if !slices.Equal(got, tc.want) {
+			t.Errorf("uid_attribute %q: people %q, want %q", tc.attr, got, tc.want)
+		}
+	}
+}
