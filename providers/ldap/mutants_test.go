@@ -286,3 +286,44 @@ func TestPeopleUIDAttribute(t *testing.T) {
 		}
 	}
 }
+
+// The group reader answers a group under a base this registry has read from that read (the
+// state before this run's changes, as in the reference), and reads other groups from the
+// server.
+func TestGroupReaderUsesTheBaseRead(t *testing.T) {
+	srv := startB(t)
+	sre, staff := "cn=sre,ou=Teams,ou=Groups,"+bSuffix, "cn=staff,ou=Groups,"+bSuffix
+	srv.Add(t, "dn: ou=Teams,ou=Groups,"+bSuffix+"\nobjectClass: organizationalUnit\nou: Teams\n\n"+
+		"dn: "+sre+"\nobjectClass: groupOfUniqueNames\ncn: sre\nuniqueMember: uid=dave,ou=People,"+bSuffix+"\n\n"+
+		"dn: "+staff+"\nobjectClass: groupOfUniqueNames\ncn: staff\nuniqueMember: uid=dave,ou=People,"+bSuffix+"\n")
+	reg := ldapprov.NewRegistry(ldapprov.Options{})
+	defer reg.Close()
+	cfg := bConfig(srv.URL, srv.BindDN, srv.Password, "ou=Teams,ou=Groups,"+bSuffix)
+	p, target := bProvider(t, reg, cfg, "teams")
+	ctx := context.Background()
+	if _, err := p.Read(ctx, target); err != nil {
+		t.Fatal(err)
+	}
+	conn := srv.Dial(t)
+	for _, d := range []string{sre, staff} {
+		mod := goldap.NewModifyRequest(d, nil)
+		mod.Add("uniqueMember", []string{"uid=alice,ou=People," + bSuffix})
+		if err := conn.Modify(mod); err != nil {
+			t.Fatal(err)
+		}
+	}
+	conn.Close()
+	got, err := reg.GroupReader(target.OU.Settings).ReadGroups(ctx, []string{sre, staff, "cn=nope,ou=Teams,ou=Groups," + bSuffix})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(got) != 2 {
+		t.Errorf("groups %v, want sre and staff", got)
+	}
+	if m := got[sre]["uniquemember"]; len(m) != 1 {
+		t.Errorf("sre (under a base read before the change): members %v, want dave only", m)
+	}
+	if m := got[staff]["uniquemember"]; len(m) != 2 {
+		t.Errorf("staff (read from the server): members %v, want dave and alice", m)
+	}
+}
