@@ -31,7 +31,11 @@ fuzz:
 # The LDAP tests start slapd and need the conformance corpus (ENTITLEMENTS_CONFORMANCE_DIR,
 # default ../shared/conformance/cases). One package at a time, one worker: slow, but honest
 # on a small machine. MUTATE_PKGS=cache make mutate for one package.
+# A mutant's tests may run MUTATE_TIMEOUT times as long as the unmutated coverage run (gremlins'
+# default is 3); 5 leaves room for a loaded machine, where a spurious time-out would hide a
+# surviving mutant (time-outs count in neither efficacy nor coverage).
 GREMLINS ?= go run github.com/go-gremlins/gremlins/cmd/gremlins@v0.6.0
+MUTATE_TIMEOUT ?= 5
 MUTATE_PKGS ?= providers deploy cache providers/ldap calc validate
 MUTATE_GUARDED := providers deploy cache providers/ldap
 ENTITLEMENTS_CONFORMANCE_DIR ?= $(abspath ../shared/conformance/cases)
@@ -45,5 +49,5 @@ mutate:
 		excl='^$$'; [ "$$p" = providers ] && excl='(aad|github|ldap|fake)/'; \
 		gate=''; case " $(MUTATE_GUARDED) " in *" $$p "*) gate='--threshold-efficacy 90 --threshold-mcover 90';; esac; \
 		echo "== gremlins unleash ./$$p"; \
-		(cd "$$tmp" && $(GREMLINS) unleash --workers 1 -E "$$excl" $$gate ./$$p) || status=1; \
+		(cd "$$tmp" && $(GREMLINS) unleash --workers 1 --timeout-coefficient $(MUTATE_TIMEOUT) -E "$$excl" $$gate ./$$p) || status=1; \
 	done; exit $$status

@@ -2,8 +2,15 @@ package ldap
 
 import (
 	"context"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"sync/atomic"
 	"testing"
 	"time"
+
+	goldap "github.com/go-ldap/ldap/v3"
 
 	"github.com/entitlements-go/entitlements/internal/testldap"
 )
@@ -86,4 +93,91 @@ func TestAcquirePicksTheLeastBusySlot(t *testing.T) {
 		}
 	}
 	a.conn, b.conn = nil, nil
+}
+
+// An operation broken by the network is run once more on a fresh connection; one the server
+// refused is not run again, and is not taken for a network failure (a write it refused is
+// Failed, not Unknown).
+func TestRunRetriesOnceOnANewConnection(t *testing.T) {
+	ctx := context.Background()
+	search := func(c *goldap.Conn) error {
+		_, err := c.Search(goldap.NewSearchRequest("dc=example,dc=net", goldap.ScopeBaseObject, goldap.NeverDerefAliases, 0, 0, false, "(objectClass=*)", nil, nil))
+		return err
+	}
+
+	// A server that accepts connections and never answers: the request times out (a network
+	// error), the broken connection is closed and the retry dials a new one.
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ln.Close()
+	var accepted atomic.Int64
+	go func() {
+		for {
+			c, err := ln.Accept()
+			if err != nil {
+				return
+			}
+			accepted.Add(1)
+			go func() { _, _ = io.Copy(io.Discard, c) }()
+		}
+	}()
+	c := &Counters{}
+	p, err := newPool(ConnConfig{URI: "ldap://" + ln.Addr().String(), PoolSize: 1, Timeout: 300 * time.Millisecond}, c)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer p.close()
+	err = p.do(ctx, search)
+	if !isNetwork(err) {
+		t.Fatalf("hung server: %v, want a network error", err)
+	}
+	if n, r := accepted.Load(), c.Retries.Load(); n != 2 || r != 1 {
+		t.Errorf("hung server: %d connections, %d retries; want 2 and 1", n, r)
+	}
+
+	// Nobody listening: two attempts, one retry.
+	c = &Counters{}
+	dead, _ := newPool(ConnConfig{URI: "ldap://127.0.0.1:1", PoolSize: 1}, c)
+	if err := dead.do(ctx, search); err == nil {
+		t.Fatal("no server: no error")
+	}
+	if r := c.Retries.Load(); r != 1 {
+		t.Errorf("no server: %d retries, want 1", r)
+	}
+
+	// A live server: an operation that succeeds or that the server refuses runs once.
+	srv := testldap.Start(t, testldap.Options{})
+	c = &Counters{}
+	live, _ := newPool(ConnConfig{URI: srv.URL, BindDN: srv.BindDN, Password: srv.Password}, c)
+	defer live.close()
+	if err := live.do(ctx, search); err != nil {
+		t.Fatal(err)
+	}
+	refused := live.do(ctx, func(c *goldap.Conn) error { return c.Del(goldap.NewDelRequest("cn=nobody,"+srv.Suffix, nil)) })
+	if !goldap.IsErrorWithCode(refused, goldap.LDAPResultNoSuchObject) || isNetwork(refused) {
+		t.Errorf("refused delete: %v (network: %v), want no such object, not a network error", refused, isNetwork(refused))
+	}
+	if r, n := c.Retries.Load(), c.Connections.Load(); r != 0 || n != 1 {
+		t.Errorf("live server: %d retries, %d connections; want 0 and 1", r, n)
+	}
+}
+
+func TestIsNetwork(t *testing.T) {
+	for _, tc := range []struct {
+		err  error
+		want bool
+	}{
+		{goldap.NewError(goldap.ErrorNetwork, errors.New("connection closed")), true},
+		{fmt.Errorf("wrapped: %w", goldap.NewError(goldap.ErrorNetwork, errors.New("x"))), true},
+		{goldap.NewError(goldap.LDAPResultNoSuchObject, errors.New("no such object")), false},
+		{goldap.NewError(goldap.LDAPResultUnwillingToPerform, errors.New("no")), false},
+		{&net.OpError{Op: "read", Err: errors.New("reset")}, true},
+		{errors.New("other"), false},
+	} {
+		if got := isNetwork(tc.err); got != tc.want {
+			t.Errorf("isNetwork(%v) = %v, want %v", tc.err, got, tc.want)
+		}
+	}
 }
