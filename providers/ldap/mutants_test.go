@@ -327,3 +327,32 @@ func TestGroupReaderUsesTheBaseRead(t *testing.T) {
 		t.Errorf("staff (read from the server): members %v, want dave and alice", m)
 	}
 }
+
+// The TLS-verification flag of the config, in both spellings, turns certificate checks
+// off; without it, a server whose CA is not trusted is refused.
+func TestDisableSSLVerificationFlag(t *testing.T) {
+	srv := testldap.Start(t, testldap.Options{Suffix: bSuffix, TLS: true})
+	noEnv := func(string) (string, bool) { return "", false }
+	for _, tc := range []struct {
+		flag string
+		ok   bool
+	}{
+		{"", false},
+		{"    disable_ssl_verification: true\n", true},
+		{"    ldap_disable_ssl_verification: true\n", true},
+		{"    ldap_disable_ssl_verification: false\n", false},
+	} {
+		cfg := strings.Replace(bConfig(srv.TLSURL, srv.BindDN, srv.Password, "ou=Teams,ou=Groups,"+bSuffix),
+			"    person_dn_format:", tc.flag+"    person_dn_format:", 1)
+		reg := ldapprov.NewRegistry(ldapprov.Options{Getenv: noEnv})
+		p, target := bProvider(t, reg, cfg, "teams")
+		_, err := p.Read(context.Background(), target)
+		reg.Close()
+		if tc.ok && err != nil {
+			t.Errorf("%q: %v", tc.flag, err)
+		}
+		if !tc.ok && (err == nil || !strings.Contains(err.Error(), "certificate")) {
+			t.Errorf("%q: %v, want a certificate error", tc.flag, err)
+		}
+	}
+}
