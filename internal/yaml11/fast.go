@@ -42,7 +42,9 @@ func fastParse(data []byte, opt Options) (*Node, []Warning, bool) {
 		return nil, nil, false
 	}
 	p := fastParser{lines: lines,
-		c: &converter{allowDates: opt.AllowDates, allowControl: opt.AllowControl, slab: make([]Node, 3*len(lines)+1)}}
+		// Three nodes per line covers the common shapes (a sequence item holding a key and its
+		// value); deeper nesting on one line only falls back to allocating nodes one by one.
+		c: &converter{allowDates: opt.AllowDates, allowControl: opt.AllowControl, more: 3*len(lines) + 1}}
 	if lines[0].ind == 0 && lines[0].s == "---" {
 		p.i++
 		if len(lines) == 1 {

@@ -258,11 +258,21 @@ type converter struct {
 	allowControl bool
 	warnings     []Warning
 	slab         []Node
+	// more is how many nodes may still be needed beyond slab (an upper bound): they are
+	// allocated in chunks, so that a loose bound on a large file does not allocate (and
+	// clear) far more than the tree uses.
+	more int
 }
+
+const slabChunk = 1024
 
 func (c *converter) newNode() *Node {
 	if len(c.slab) == 0 {
-		return &Node{}
+		if c.more <= 0 {
+			return &Node{}
+		}
+		k := min(c.more, slabChunk)
+		c.slab, c.more = make([]Node, k), c.more-k
 	}
 	n := &c.slab[0]
 	c.slab = c.slab[1:]
