@@ -2,6 +2,7 @@ package yaml11
 
 import (
 	"bytes"
+	"strings"
 	"unicode/utf8"
 )
 
@@ -62,14 +63,16 @@ func fastParse(data []byte, opt Options) (*Node, []Warning, bool) {
 // on document markers after the first line.
 func splitFastLines(data []byte) ([]fastLine, bool) {
 	lines := make([]fastLine, 0, bytes.Count(data, []byte{'\n'})+1)
+	// One string for the whole text: every key and value is a substring of it.
+	text := string(data)
 	no := 0
-	for len(data) > 0 {
+	for len(text) > 0 {
 		no++
-		var line []byte
-		if i := bytes.IndexByte(data, '\n'); i >= 0 {
-			line, data = data[:i], data[i+1:]
+		var line string
+		if i := strings.IndexByte(text, '\n'); i >= 0 {
+			line, text = text[:i], text[i+1:]
 		} else {
-			line, data = data, nil
+			line, text = text, ""
 		}
 		ind := 0
 		for ind < len(line) && line[ind] == ' ' {
@@ -82,7 +85,7 @@ func splitFastLines(data []byte) ([]fastLine, bool) {
 		if end == ind || line[ind] == '#' {
 			continue
 		}
-		s := string(line[ind:end])
+		s := line[ind:end]
 		if ind == 0 && (len(s) >= 3 && (s[:3] == "---" || s[:3] == "...") || s[0] == '%') && (len(lines) > 0 || s != "---") {
 			return nil, false
 		}
@@ -148,6 +151,24 @@ func (p *fastParser) seq(ind int) (*Node, bool) {
 func (p *fastParser) mapping(ind int) (*Node, bool) {
 	n := p.c.newNode()
 	n.Kind, n.Line = Map, p.lines[p.i].no
+	// Size the map for its entries (lines at its indentation that are not the items of a
+	// compact sequence value), as the yaml.v3 path does from its node tree: one allocation
+	// for keys and values, and a large map's index hashed without rehashing.
+	pairs := 0
+	for _, l := range p.lines[p.i:] {
+		if l.ind < ind {
+			break
+		}
+		if l.ind == ind && !isSeqItem(l.s) {
+			pairs++
+		}
+	}
+	kv := make([]*Node, 2*pairs)
+	n.Keys = kv[:0:pairs]
+	n.Values = kv[pairs : pairs : 2*pairs]
+	if pairs > smallMap {
+		n.index = make(map[keyID]int, pairs)
+	}
 	for p.i < len(p.lines) && p.lines[p.i].ind == ind {
 		l := p.lines[p.i]
 		ks, vs, ok := splitKey(l.s)
@@ -173,35 +194,15 @@ func (p *fastParser) mapping(ind int) (*Node, bool) {
 		if !ok {
 			return nil, false
 		}
-		if len(n.Keys) == smallMap && n.index == nil {
-			p.presize(n, ind)
-		}
 		p.c.addPair(n, k, v)
 	}
 	if p.i < len(p.lines) && p.lines[p.i].ind > ind {
 		return nil, false
 	}
+	if len(n.Keys) <= smallMap {
+		n.index, n.indexLen = nil, 0 // duplicates made it small: no index, as on the yaml.v3 path
+	}
 	return n, true
-}
-
-// presize builds the index of a map about to outgrow a linear search with room for every
-// entry still ahead at its indentation, so that a people file's 50,000 uids are hashed once
-// instead of through a dozen rehashes.
-func (p *fastParser) presize(n *Node, ind int) {
-	rest := 0
-	for _, l := range p.lines[p.i:] {
-		if l.ind < ind {
-			break
-		}
-		if l.ind == ind {
-			rest++
-		}
-	}
-	n.index = make(map[keyID]int, len(n.Keys)+rest+1)
-	for i, k := range n.Keys {
-		n.index[k.id()] = i
-	}
-	n.indexLen = len(n.Keys)
 }
 
 // splitKey cuts "key: value" or "key:" at the first colon that ends a key.

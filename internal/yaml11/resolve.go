@@ -52,7 +52,7 @@ func resolvePlain(s string, allowDates bool) (resolved, string) {
 			return str, "dates are not allowed here (" + s + "); quote the value to make it a string"
 		}
 		if validDate(y, m, d) {
-			return resolved{kind: Date, d: CivilDate{y, m, d}}, ""
+			return resolved{kind: Date, d: CivilDate{int16(y), uint8(m), uint8(d)}}, ""
 		}
 		// Date.strptime raises ArgumentError, which Psych rescues: the
 		// scalar stays a string.

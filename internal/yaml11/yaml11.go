@@ -60,27 +60,27 @@ func (k Kind) String() string {
 // messages, or recover the original spelling of a value such as `0755`).
 type Node struct {
 	Kind Kind
+	Bool bool
+	// Quoted reports a quoted or block scalar. Those are always strings;
+	// only plain scalars go through YAML 1.1 resolution.
+	Quoted bool
+	// Substituted marks a scalar whose text came (partly) from environment substitution
+	// (see Substitute): messages must not quote it.
+	Substituted bool
 	// Line is the 1-based line of the node in the source.
 	Line int
 	// Str is the value of a String node and the source text of every other
 	// scalar (for quoted scalars: the text after unquoting).
 	Str   string
-	Bool  bool
 	Int   int64
 	Float float64
 	Date  CivilDate
-	// Quoted reports a quoted or block scalar. Those are always strings;
-	// only plain scalars go through YAML 1.1 resolution.
-	Quoted bool
 	// Items holds the elements of a Seq.
 	Items []*Node
 	// Keys and Values hold the entries of a Map in document order. A
 	// duplicate key keeps the position of its first occurrence and takes the
 	// value of its last one, as a Ruby Hash does when Psych assigns into it.
 	Keys, Values []*Node
-	// Substituted marks a scalar whose text came (partly) from environment substitution
-	// (see Substitute): messages must not quote it.
-	Substituted bool
 
 	// bigInt holds the decimal digits of an integer too large for int64.
 	// Such a node has Kind Float (so numeric callers still get a value) but
@@ -94,7 +94,11 @@ type Node struct {
 
 // CivilDate is a calendar date, the value of a Ruby Date loaded from
 // `YYYY-MM-DD`. (It cannot be called Date: that name is the Kind constant.)
-type CivilDate struct{ Year, Month, Day int }
+// Its fields are small because every Node carries one.
+type CivilDate struct {
+	Year       int16
+	Month, Day uint8
+}
 
 // String formats the date as YYYY-MM-DD, as Ruby's Date#to_s does.
 func (d CivilDate) String() string {
@@ -103,11 +107,11 @@ func (d CivilDate) String() string {
 	if d.Year < 0 || d.Year > 9999 {
 		return fmt.Sprintf("%04d-%02d-%02d", d.Year, d.Month, d.Day)
 	}
-	buf = appendPadded(buf, d.Year, 4)
+	buf = appendPadded(buf, int(d.Year), 4)
 	buf = append(buf, '-')
-	buf = appendPadded(buf, d.Month, 2)
+	buf = appendPadded(buf, int(d.Month), 2)
 	buf = append(buf, '-')
-	buf = appendPadded(buf, d.Day, 2)
+	buf = appendPadded(buf, int(d.Day), 2)
 	return string(buf)
 }
 
