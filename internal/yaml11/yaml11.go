@@ -369,14 +369,23 @@ func (c *converter) resolveInto(n *Node, s string, line int) error {
 	if msg != "" {
 		return &Error{Line: line, Msg: msg}
 	}
+	// n is a new (zeroed) node: only the value's own fields are written, so that a string
+	// touches the first cache line of the node and nothing else.
 	n.Kind = r.kind
-	n.Bool = r.b
-	n.Int = r.i
-	n.Float = r.f
-	n.Date = r.d
-	n.bigInt = r.big
-	if r.kind == String {
+	switch r.kind {
+	case String:
 		n.Str = s
+	case Bool:
+		n.Bool = r.b
+	case Int:
+		n.Int = r.i
+	case Float:
+		n.Float = r.f
+		if r.big != "" {
+			n.bigInt = r.big
+		}
+	case Date:
+		n.Date = r.d
 	}
 	return nil
 }
