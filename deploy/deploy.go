@@ -294,7 +294,7 @@ func planMemberOf(tp *TargetPlan, res *calc.Result, cfg *config.Config, plan *Pl
 	ou := tp.target.OU
 	attr := ou.Settings.Get("memberof_attribute").Text()
 	var listed []string
-	for _, it := range ou.Settings.Get("ou").Items {
+	for _, it := range ou.Settings.Get("ou").Items() {
 		k := it.Text()
 		if o := cfg.OU(k); o != nil && o.Mirror == "" && o.Spec.Enumerates {
 			listed = append(listed, k)
@@ -307,7 +307,7 @@ func planMemberOf(tp *TargetPlan, res *calc.Result, cfg *config.Config, plan *Pl
 	}
 	if len(listed) == 0 {
 		var all []string
-		for _, it := range ou.Settings.Get("ou").Items {
+		for _, it := range ou.Settings.Get("ou").Items() {
 			all = append(all, it.Text())
 		}
 		return nil, fmt.Errorf("memberOf emulator found no OUs matching: %s", strings.Join(all, ", "))

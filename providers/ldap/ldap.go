@@ -15,7 +15,6 @@ import (
 	"github.com/entitlements-go/entitlements/cache"
 	"github.com/entitlements-go/entitlements/config"
 	"github.com/entitlements-go/entitlements/internal/dn"
-	"github.com/entitlements-go/entitlements/internal/yaml11"
 	"github.com/entitlements-go/entitlements/people"
 	"github.com/entitlements-go/entitlements/providers"
 )
@@ -132,16 +131,11 @@ func (r *Registry) service(cfg ConnConfig) (*Service, error) {
 // connConfig reads connection settings from a config map (an OU entry, the ldap_group extra,
 // a people source config). Both spellings of the TLS-verification flag work, as does
 // the LDAP_DISABLE_SSL_VERIFICATION environment variable.
-func (r *Registry) connConfig(m *yaml11.Node) ConnConfig {
-	get := func(k string) string {
-		if v := m.Get(k); v != nil && v.Kind != yaml11.Null {
-			return v.Text()
-		}
-		return ""
-	}
+func (r *Registry) connConfig(m config.Value) ConnConfig {
+	get := func(k string) string { return m.Get(k).Text() }
 	flag := func(k string) bool {
-		v := m.Get(k)
-		return v != nil && v.Kind == yaml11.Bool && v.Bool
+		b, _ := m.Get(k).AsBool()
+		return b
 	}
 	_, envInsecure := r.opt.Getenv("LDAP_DISABLE_SSL_VERIFICATION")
 	ca := get("ldap_ca_file")
@@ -219,16 +213,12 @@ func (r *Registry) Provider(ou *config.OU) (*Provider, error) {
 		return nil, err
 	}
 	p := &Provider{svc: svc, opt: r.opt, base: ou.Base}
-	if v := m.Get("person_dn_format"); v != nil {
+	if v := m.Get("person_dn_format"); v.Exists() {
 		p.personDNFormat = v.Text()
 		p.keyAttr = keyAttr(p.personDNFormat)
 	}
-	if v := m.Get("create_if_missing"); v != nil && v.Kind == yaml11.Bool {
-		p.createMissing = v.Bool
-	}
-	if pl := m.Get("plugin"); pl != nil {
-		p.plugin = pl.Get("class").Text()
-	}
+	p.createMissing, _ = m.Get("create_if_missing").AsBool()
+	p.plugin = m.Get("plugin").Get("class").Text()
 	return p, nil
 }
 
@@ -582,7 +572,7 @@ func (r *Registry) PeopleLoader() func(ctx context.Context, src *config.PeopleSo
 			return nil, fmt.Errorf("people source type %q is not supported", src.Type)
 		}
 		m := src.Config
-		if m == nil || m.Get("base") == nil || m.Get("ldap_uri") == nil {
+		if !m.Get("base").Exists() || !m.Get("ldap_uri").Exists() {
 			return nil, fmt.Errorf("an ldap people source needs config.base and config.ldap_uri")
 		}
 		svc, err := r.service(r.connConfig(m))
@@ -590,13 +580,13 @@ func (r *Registry) PeopleLoader() func(ctx context.Context, src *config.PeopleSo
 			return nil, err
 		}
 		uidAttr := "uid"
-		if v := m.Get("uid_attribute"); v != nil && v.Text() != "" {
-			uidAttr = v.Text()
+		if v := m.Get("uid_attribute").Text(); v != "" {
+			uidAttr = v
 		}
 		attrs := []string{"cn"}
-		if v := m.Get("additional_attributes"); v != nil && v.Kind == yaml11.Seq {
+		if v := m.Get("additional_attributes"); v.IsList() {
 			attrs = attrs[:0]
-			for _, it := range v.Items {
+			for _, it := range v.Items() {
 				attrs = append(attrs, strings.ToLower(it.Text()))
 			}
 		}
@@ -628,11 +618,12 @@ func (r *Registry) PeopleLoader() func(ctx context.Context, src *config.PeopleSo
 // reference); others are read with one base-object search each, several at once.
 type GroupReader struct {
 	r        *Registry
-	settings *yaml11.Node
+	settings config.Value
 }
 
-// GroupReader returns the reader for the ldap_group extra settings (cfg.LDAPGroup).
-func (r *Registry) GroupReader(settings *yaml11.Node) *GroupReader {
+// GroupReader returns the reader for LDAP connection settings such as those of the
+// ldap_group extra (cfg.LDAPGroup; GroupReaderFor checks that the extra is configured).
+func (r *Registry) GroupReader(settings config.Value) *GroupReader {
 	return &GroupReader{r: r, settings: settings}
 }
 
