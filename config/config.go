@@ -2,6 +2,10 @@
 // environment substitution, YAML 1.1 parsing, backend presets merged into OU entries, per-type
 // key checks, filters, extras and people sources. Every problem is reported at once as
 // `path:line: message`; a *Config that is returned is valid and never checked again.
+//
+// The keys that providers, filters, people sources and auditors read for themselves are
+// kept as Values (OU.Settings, Filter.Config, ...), typed as the reference's YAML loader
+// types them.
 package config
 
 import (

@@ -8,7 +8,7 @@ import (
 	"testing"
 )
 
-// The accessors give programs outside this module the raw YAML as plain Go values.
+// The shorthand accessors give the settings as plain Go values.
 func TestPlainValueAccessors(t *testing.T) {
 	root := t.TempDir()
 	if err := os.MkdirAll(filepath.Join(root, "groups", "teams"), 0o755); err != nil {

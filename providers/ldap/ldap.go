@@ -612,7 +612,7 @@ func (r *Registry) PeopleLoader() func(ctx context.Context, src *config.PeopleSo
 }
 
 // GroupReader reads the unmanaged groups that ldap_group rules and MemberOfLDAPGroup filters
-// name, with the connection settings of the ldap_group extra (the CLI adapts it to
+// name, with the connection settings of the ldap_group extra (package ldapcalc adapts it to
 // calc.LDAPGroupReader; providers do not depend on the calculator). Groups under a base that this run
 // already read come from that read (the state before this run's changes, as in the
 // reference); others are read with one base-object search each, several at once.
