@@ -150,12 +150,13 @@ func (r *Registry) connConfig(m config.Value) ConnConfig {
 // readBase reads every entry directly under base once per run (one paged, single-level
 // search). A single-level search keeps nested OUs apart: the groups of
 // ou=child,ou=parent are not groups of ou=parent. A successful search proves the base
-// exists; "no such object" proves it missing; any other failure is an error.
-func (s *Service) readBase(ctx context.Context, base string) (*baseRead, error) {
+// exists; "no such object" proves it missing; any other failure is an error. page, when set,
+// is told the entries received so far after each page (when this call is the one that reads).
+func (s *Service) readBase(ctx context.Context, base string, page func(entries int)) (*baseRead, error) {
 	return s.bases.Get(ctx, dn.Normalize(base), func(ctx context.Context) (*baseRead, error) {
 		req := goldap.NewSearchRequest(base, goldap.ScopeSingleLevel, goldap.NeverDerefAliases, 0, 0, false,
 			"(cn=*)", []string{"*"}, nil)
-		entries, err := s.pool.search(ctx, req)
+		entries, err := s.pool.search(ctx, req, page)
 		if goldap.IsErrorWithCode(err, goldap.LDAPResultNoSuchObject) {
 			return &baseRead{missing: true}, nil
 		}
@@ -259,7 +260,7 @@ func (p *Provider) Read(ctx context.Context, t *providers.Target) (*providers.St
 	if p.base == "" {
 		return nil, fmt.Errorf("OU %s has no base", t.OU.Key)
 	}
-	br, err := p.svc.readBase(ctx, p.base)
+	br, err := p.svc.readBase(ctx, p.base, func(n int) { t.ReportRead(providers.ReadProgress{Groups: n}) })
 	if err != nil {
 		return nil, err
 	}
@@ -592,7 +593,7 @@ func (r *Registry) PeopleLoader() func(ctx context.Context, src *config.PeopleSo
 		}
 		req := goldap.NewSearchRequest(m.Get("base").Text(), goldap.ScopeWholeSubtree, goldap.NeverDerefAliases, 0, 0, false,
 			"("+goldap.EscapeFilter(uidAttr)+"=*)", attrs, nil)
-		entries, err := svc.pool.search(ctx, req)
+		entries, err := svc.pool.search(ctx, req, nil)
 		if err != nil {
 			// Never "zero people": that would empty every group.
 			return nil, fmt.Errorf("reading people from %s: %w", m.Get("base").Text(), err)
