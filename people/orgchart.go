@@ -53,7 +53,7 @@ func ParseManagerMap(path string, data []byte) (map[string]string, error) {
 	if err != nil {
 		return nil, fmt.Errorf("manager map %s: %w", path, err)
 	}
-	out := map[string]string{}
+	out := make(map[string]string, len(root.Keys))
 	if root.Kind == yaml11.Null {
 		return out, nil
 	}

@@ -119,6 +119,8 @@ func diffRevisions(ctx context.Context, c *common, baseRev, headRev string, stde
 	if err != nil {
 		return fail(exitError, "--base: %v", err)
 	}
+	// Profile labels tell the base's work from the head's in a --cpuprofile.
+	pprof.SetGoroutineLabels(pprof.WithLabels(ctx, pprof.Labels("diff", "base")))
 	if err := baseTree.Prefetch(ctx); err != nil {
 		return fail(exitError, "reading %s: %v", baseRev, err)
 	}
@@ -136,6 +138,7 @@ func diffRevisions(ctx context.Context, c *common, baseRev, headRev string, stde
 	}
 
 	t1 := time.Now()
+	pprof.SetGoroutineLabels(pprof.WithLabels(ctx, pprof.Labels("diff", "head")))
 	// vfs.Dir: reads of the work tree keep the size caps and symlink roots of a normal run.
 	var headFS = vfs.Dir(repo.Top())
 	name := "the work tree"
@@ -169,6 +172,7 @@ func diffRevisions(ctx context.Context, c *common, baseRev, headRev string, stde
 		return nil, exitError
 	}
 	t2 := time.Now()
+	pprof.SetGoroutineLabels(pprof.WithLabels(ctx, pprof.Labels("diff", "compare")))
 	d := review.Compare(baseRes, headRes, review.Options{})
 	if c.verbose {
 		fmt.Fprintf(stderr, "diff: base %s (from git, full), head %s (%d changed file(s), incremental), compare %s\n",

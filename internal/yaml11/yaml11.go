@@ -169,6 +169,14 @@ func (w Warning) String() string {
 //
 // Parse never panics: a panic inside the YAML parser becomes an *Error.
 func Parse(data []byte, opt Options) (*Node, []Warning, error) {
+	if root, warns, ok := fastParse(data, opt); ok {
+		return root, warns, nil
+	}
+	return parseFull(data, opt)
+}
+
+// parseFull is Parse through yaml.v3's node tree: all of YAML, and every error message.
+func parseFull(data []byte, opt Options) (*Node, []Warning, error) {
 	doc, err := parseSingleDocument(data)
 	if err != nil {
 		return nil, nil, err
@@ -250,11 +258,21 @@ type converter struct {
 	allowControl bool
 	warnings     []Warning
 	slab         []Node
+	// more is how many nodes may still be needed beyond slab (an upper bound): they are
+	// allocated in chunks, so that a loose bound on a large file does not allocate (and
+	// clear) far more than the tree uses.
+	more int
 }
+
+const slabChunk = 1024
 
 func (c *converter) newNode() *Node {
 	if len(c.slab) == 0 {
-		return &Node{}
+		if c.more <= 0 {
+			return &Node{}
+		}
+		k := min(c.more, slabChunk)
+		c.slab, c.more = make([]Node, k), c.more-k
 	}
 	n := &c.slab[0]
 	c.slab = c.slab[1:]
@@ -407,25 +425,31 @@ func (c *converter) mapping(n *Node, y *yaml.Node) error {
 		if err != nil {
 			return err
 		}
-		id := k.id()
-		if at := n.find(id); at >= 0 {
-			n.Values[at] = v
-			c.warnings = append(c.warnings, Warning{
-				Line: k.Line,
-				Msg:  fmt.Sprintf("duplicate key %s (first at line %d; last one wins)", k.Inspect(), n.Keys[at].Line),
-			})
-			continue
-		}
-		n.Keys = append(n.Keys, k)
-		n.Values = append(n.Values, v)
-		if n.index != nil {
-			n.index[id] = len(n.Keys) - 1
-			n.indexLen = len(n.Keys)
-		} else if len(n.Keys) > smallMap {
-			n.buildIndex()
-		}
+		c.addPair(n, k, v)
 	}
 	return nil
+}
+
+// addPair stores k: v in the map n the way a Ruby Hash does: a duplicate key keeps its place
+// and takes the new value, with a warning.
+func (c *converter) addPair(n, k, v *Node) {
+	id := k.id()
+	if at := n.find(id); at >= 0 {
+		n.Values[at] = v
+		c.warnings = append(c.warnings, Warning{
+			Line: k.Line,
+			Msg:  fmt.Sprintf("duplicate key %s (first at line %d; last one wins)", k.Inspect(), n.Keys[at].Line),
+		})
+		return
+	}
+	n.Keys = append(n.Keys, k)
+	n.Values = append(n.Values, v)
+	if n.index != nil {
+		n.index[id] = len(n.Keys) - 1
+		n.indexLen = len(n.Keys)
+	} else if len(n.Keys) > smallMap {
+		n.buildIndex()
+	}
 }
 
 // keyID identifies a key the way Ruby's Hash does (eql?): 1, 1.0 and "1"
