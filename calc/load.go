@@ -16,7 +16,6 @@ import (
 	"github.com/entitlements-go/entitlements/config"
 	"github.com/entitlements-go/entitlements/internal/safefile"
 	"github.com/entitlements-go/entitlements/internal/vfs"
-	"github.com/entitlements-go/entitlements/internal/yaml11"
 	"github.com/entitlements-go/entitlements/people"
 	"github.com/entitlements-go/entitlements/validate"
 	"golang.org/x/sync/errgroup"
@@ -271,8 +270,8 @@ func (r *Repo) loadPeople(ctx context.Context, c *validate.Collector) error {
 		mmFile = oc.ManagerMapFile
 	}
 	if src.Type == "yaml" {
-		if f := src.Config.Get("filename"); f != nil && f.IsString() && f.Str != "" {
-			if r.reusePeople(r.peoplePath(f.Str), mmFile) {
+		if f, ok := src.Config.Get("filename").AsString(); ok && f != "" {
+			if r.reusePeople(r.peoplePath(f), mmFile) {
 				if r.cfg.Orgchart != nil && !r.inc.orgSame {
 					r.loadOrgchart()
 					r.afterPeople()
@@ -363,10 +362,8 @@ func (r *Repo) setOrgchart(m map[string]string, err error) {
 }
 
 func (r *Repo) peopleRel(src *config.PeopleSource) string {
-	if src.Config != nil {
-		if f := src.Config.Get("filename"); f != nil && f.IsString() {
-			return r.cfg.Rel(r.peoplePath(f.Str))
-		}
+	if f, ok := src.Config.Get("filename").AsString(); ok {
+		return r.cfg.Rel(r.peoplePath(f))
 	}
 	return r.cfg.Rel(r.cfg.File)
 }
@@ -402,11 +399,11 @@ func (r *Repo) readPeople(ctx context.Context, src *config.PeopleSource, depth i
 	}
 	switch src.Type {
 	case "yaml":
-		f := src.Config.Get("filename")
-		if f == nil || !f.IsString() || f.Str == "" {
+		f, ok := src.Config.Get("filename").AsString()
+		if !ok || f == "" {
 			return nil, fmt.Errorf("a yaml people source needs config.filename")
 		}
-		path := r.peoplePath(f.Str)
+		path := r.peoplePath(f)
 		r.opt.Logger.Debug("reading people", "source", src.Name, "path", path)
 		data, err := r.fsys.ReadFile(path, safefile.Options{MaxSize: r.opt.MaxFileSize})
 		if err != nil {
@@ -428,7 +425,7 @@ func (r *Repo) readPeople(ctx context.Context, src *config.PeopleSource, depth i
 // component that has a uid supplies the person. uids match case-insensitively.
 func (r *Repo) readCombined(ctx context.Context, src *config.PeopleSource, depth int) ([]people.Person, error) {
 	o := src.Config.Get("operator")
-	if o == nil || o.Kind == yaml11.Null {
+	if o.IsNull() {
 		return nil, fmt.Errorf("combined people source needs an operator (\"and\" or \"or\")")
 	}
 	op := o.Text()
@@ -437,29 +434,28 @@ func (r *Repo) readCombined(ctx context.Context, src *config.PeopleSource, depth
 		op = "or"
 	}
 	comps := src.Config.Get("components")
-	if comps != nil && comps.Kind != yaml11.Seq && comps.Kind != yaml11.Null {
+	if !comps.IsList() && !comps.IsNull() {
 		return nil, fmt.Errorf("combined people source: components must be a list")
 	}
-	if comps == nil || len(comps.Items) == 0 {
+	if len(comps.Items()) == 0 {
 		return nil, nil
 	}
 	var merged []people.Person
 	index := map[string]int{}
 	count := map[string]int{}
-	for i, it := range comps.Items {
+	for i, it := range comps.Items() {
 		var sub *config.PeopleSource
-		switch {
-		case it.IsString():
-			sub = r.cfg.People[it.Str]
+		if name, ok := it.AsString(); ok {
+			sub = r.cfg.People[name]
 			if sub == nil {
-				return nil, fmt.Errorf("combined people source: component %q is not a configured people source", it.Str)
+				return nil, fmt.Errorf("combined people source: component %q is not a configured people source", name)
 			}
-		default:
+		} else {
 			t := it.Get("type")
-			if t == nil {
+			if !t.Exists() {
 				return nil, fmt.Errorf("combined people source: component %d has no type", i+1)
 			}
-			sub = &config.PeopleSource{Name: fmt.Sprintf("%s[%d]", src.Name, i), Type: t.Text(), Config: it.Get("config"), Line: it.Line}
+			sub = &config.PeopleSource{Name: fmt.Sprintf("%s[%d]", src.Name, i), Type: t.Text(), Config: it.Get("config"), Line: it.Line()}
 		}
 		ps, err := r.readPeople(ctx, sub, depth+1)
 		if err != nil {
@@ -480,7 +476,7 @@ func (r *Repo) readCombined(ctx context.Context, src *config.PeopleSource, depth
 		}
 	}
 	if op == "and" {
-		n := len(comps.Items)
+		n := len(comps.Items())
 		merged = slices.DeleteFunc(merged, func(p people.Person) bool { return count[strings.ToLower(p.UID)] < n })
 	}
 	return merged, nil
@@ -504,7 +500,7 @@ func (r *Repo) registerMethods(c *validate.Collector) {
 		r.methods["management"] = true
 		r.methods["direct_report"] = true
 	}
-	if r.cfg.LDAPGroup != nil {
+	if r.cfg.LDAPGroup.Exists() {
 		r.methods["ldap_group"] = true
 	}
 	for name := range r.opt.Methods {
