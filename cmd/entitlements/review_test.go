@@ -469,3 +469,53 @@ func TestExampleWorkflow(t *testing.T) {
 		}
 	}
 }
+
+// TestSavedPlanRevision: a plan saved from a git work tree names the commit it was made from
+// (and says so when the work tree had changes); outside git the field is left out.
+func TestSavedPlanRevision(t *testing.T) {
+	g := newGitRepo(t)
+	head := g.git("rev-parse", "HEAD")
+	state := filepath.Join(t.TempDir(), "state.json")
+	stateText, err := os.ReadFile(exampleState)
+	if err != nil {
+		t.Fatal(err)
+	}
+	writeFile(t, state, string(stateText))
+	revision := func(cfgDir string) string {
+		t.Helper()
+		planFile := filepath.Join(t.TempDir(), "plan.json")
+		code, _, stderr := runCLI(t, "plan", "--config", filepath.Join(cfgDir, "entitlements.yaml"), "--now", "2026-01-01",
+			"--state", state, "--out", planFile)
+		if code != exitOK {
+			t.Fatalf("plan: exit %d\n%s", code, stderr)
+		}
+		data, err := os.ReadFile(planFile)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var sp struct {
+			Inputs struct {
+				Revision *string `json:"revision"`
+			} `json:"inputs"`
+		}
+		if err := json.Unmarshal(data, &sp); err != nil {
+			t.Fatal(err)
+		}
+		if sp.Inputs.Revision == nil {
+			return "<absent>"
+		}
+		return *sp.Inputs.Revision
+	}
+	if got := revision(g.dir); got != head {
+		t.Errorf("clean work tree: revision %q, want %q", got, head)
+	}
+	g.edit("groups/pizza_teams/sre.txt", func(s string) string { return s + "username = ivan\n" })
+	if got := revision(g.dir); got != head+"+dirty" {
+		t.Errorf("changed work tree: revision %q, want %q", got, head+"+dirty")
+	}
+	plain := filepath.Join(t.TempDir(), "config")
+	copyTree(t, "../../examples/config", plain)
+	if got := revision(plain); got != "<absent>" {
+		t.Errorf("outside git: revision %q, want none", got)
+	}
+}

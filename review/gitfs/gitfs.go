@@ -97,6 +97,26 @@ func (r *Repo) Resolve(ctx context.Context, rev string) (string, error) {
 	return strings.TrimSpace(string(out)), nil
 }
 
+// Revision names the state of the work tree around the directory Open was given: the
+// commit checked out, with "+dirty" appended when files under that directory differ from it
+// (staged, unstaged or untracked and not ignored). A saved plan records it so that a reviewer
+// can tell which commit the plan was made from; the content digests, not this name, decide
+// whether the plan still applies.
+func (r *Repo) Revision(ctx context.Context) (string, error) {
+	commit, err := r.Resolve(ctx, "HEAD")
+	if err != nil {
+		return "", err
+	}
+	out, err := r.git(ctx, "status", "--porcelain", "--untracked-files=normal", "--", ".")
+	if err != nil {
+		return "", err
+	}
+	if len(bytes.TrimSpace(out)) > 0 {
+		commit += "+dirty"
+	}
+	return commit, nil
+}
+
 // Changed lists the files (slash-separated, relative to Top) that differ between the
 // commits base and head, or between base and the work tree when head is "" (staged and
 // unstaged changes, and untracked files that are not ignored).

@@ -102,3 +102,37 @@ func TestTreeIsAnFS(t *testing.T) {
 		t.Error("unknown revision accepted")
 	}
 }
+
+// TestRevision: the commit, marked dirty by changes under the directory only.
+func TestRevision(t *testing.T) {
+	dir, git := gitRepo(t)
+	write(t, dir, "config/teams/sre.txt", "username = bob\n")
+	write(t, dir, "other/notes.txt", "x\n")
+	git("add", "-A")
+	git("commit", "-qm", "one")
+	ctx := context.Background()
+	r, err := Open(ctx, filepath.Join(dir, "config"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer r.Close()
+	head, err := r.Resolve(ctx, "HEAD")
+	if err != nil {
+		t.Fatal(err)
+	}
+	check := func(step, want string) {
+		t.Helper()
+		got, err := r.Revision(ctx)
+		if err != nil || got != want {
+			t.Fatalf("%s: Revision = %q, %v; want %q", step, got, err, want)
+		}
+	}
+	check("clean", head)
+	write(t, dir, "other/notes.txt", "changed elsewhere\n")
+	check("change outside the directory", head)
+	write(t, dir, "config/teams/new.txt", "username = alice\n")
+	check("untracked file", head+"+dirty")
+	os.Remove(filepath.Join(dir, "config/teams/new.txt"))
+	write(t, dir, "config/teams/sre.txt", "username = carol\n")
+	check("modified file", head+"+dirty")
+}
