@@ -42,6 +42,8 @@ type Repo struct {
 	filters  []*filterState
 	listings map[string]*listing // by OU key
 	groups   map[string]*group   // by "ouKey/cn"
+	// groupSlab holds the records enumerate allocated at once and groupFor has not used.
+	groupSlab []group
 	// order is every usable group in dependency order (dependencies first).
 	order []*group
 	// outputs are the groups a run produces, in OU processing order then file order.
@@ -641,7 +643,13 @@ func (r *Repo) groupFor(ou *config.OU, l *listing, cn string) *group {
 	ents := l.entries[cn]
 	e := ents[0]
 	path, rel := l.filePaths(ou.Dir, e.name, r.cfg.Rel)
-	g := &group{ou: ou, cn: cn, ext: e.ext, path: path, rel: rel, key: key}
+	var g *group
+	if len(r.groupSlab) > 0 {
+		g, r.groupSlab = &r.groupSlab[0], r.groupSlab[1:]
+	} else {
+		g = new(group)
+	}
+	*g = group{ou: ou, cn: cn, ext: e.ext, path: path, rel: rel, key: key}
 	if len(ents) > 1 {
 		var names []string
 		for _, x := range ents {
@@ -679,7 +687,12 @@ func (l *listing) filePaths(dir, name string, relTo func(string) string) (path, 
 // enumerate lists every OU directory, creates the group records of enumerated and dummy OUs
 // and parses them all in parallel. Only records that are needed are validated later (link).
 func (r *Repo) enumerate(ctx context.Context, c *validate.Collector) error {
-	var toParse []*group
+	type listed struct {
+		ou *config.OU
+		l  *listing
+	}
+	var lists []listed
+	total := 0
 	for _, ou := range r.cfg.SortedOUs() {
 		if ou.Mirror != "" || ou.Type == "member_of" {
 			continue
@@ -696,10 +709,26 @@ func (r *Repo) enumerate(ctx context.Context, c *validate.Collector) error {
 			}
 			continue
 		}
+		lists = append(lists, listed{ou, l})
+		total += len(l.order)
+	}
+	// Every group record of the run in one allocation, and a map that never rehashes while
+	// they are added (references to other OUs add a few more later).
+	r.groupSlab = make([]group, total)
+	if len(r.groups) == 0 {
+		r.groups = make(map[string]*group, total+total/8)
+	}
+	toParse := make([]*group, 0, total)
+	r.outputs = make([]*output, 0, total)
+	outs := make([]output, total)
+	for _, x := range lists {
+		ou, l := x.ou, x.l
 		for _, cn := range l.order {
 			g := r.groupFor(ou, l, cn)
 			toParse = append(toParse, g)
-			r.outputs = append(r.outputs, &output{ou: ou, g: g})
+			o := &outs[len(r.outputs)]
+			*o = output{ou: ou, g: g}
+			r.outputs = append(r.outputs, o)
 		}
 	}
 	// Enumeration errors do not stop here: parsing and linking go on so that one run reports

@@ -49,6 +49,7 @@ func newResult(r *Repo) (*Result, error) {
 	res := &Result{repo: r, byKey: make(map[string]*Group, len(r.outputs)),
 		finals: make(map[*group]*roaring.Bitmap, len(r.outputs)), groupOf: make(map[string]*group, len(r.outputs))}
 	flagged := map[*group]bool{}
+	var arena memberArena
 	var errs validate.Collector
 	for _, o := range r.outputs {
 		g := o.g
@@ -114,7 +115,7 @@ func newResult(r *Repo) (*Result, error) {
 		if flagged[g] {
 			out.Metadata["no_members_ok"] = true
 		}
-		out.Members = r.uids(fin)
+		out.Members = arena.uids(r, fin)
 		res.Groups = append(res.Groups, out)
 		res.byKey[out.Key] = out
 	}
@@ -125,12 +126,33 @@ func newResult(r *Repo) (*Result, error) {
 	return res, nil
 }
 
-func (r *Repo) uids(b *roaring.Bitmap) []string {
-	out := make([]string, 0, b.GetCardinality())
+// memberArena hands out the member lists of a result from shared backing arrays: one
+// allocation per 64k members instead of one per group, and ids decoded in batches.
+type memberArena struct {
+	free []string
+	ids  []uint32
+}
+
+func (m *memberArena) uids(r *Repo, b *roaring.Bitmap) []string {
+	n := int(b.GetCardinality())
+	if n == 0 {
+		return []string{}
+	}
+	if n > len(m.free) {
+		m.free = make([]string, max(n, 1<<16))
+	}
+	// Full slice expression: appending to one group's list must not overwrite the next's.
+	out := m.free[:0:n]
+	m.free = m.free[n:]
+	if m.ids == nil {
+		m.ids = make([]uint32, 512)
+	}
 	// IDs follow the byte order of uids (people.NewDirectory), so this is already sorted.
-	it := b.Iterator()
-	for it.HasNext() {
-		out = append(out, r.dir.UID(it.Next()))
+	it := b.ManyIterator()
+	for k := it.NextMany(m.ids); k > 0; k = it.NextMany(m.ids) {
+		for _, id := range m.ids[:k] {
+			out = append(out, r.dir.UID(id))
+		}
 	}
 	return out
 }
