@@ -60,6 +60,12 @@ type Repo struct {
 	hintMu    sync.Mutex
 	hints     map[string]string
 	hintScans int
+	// peopleData and mmData are the texts of the people file and the manager map (yaml
+	// sources), peopleList what was parsed from the first: a later incremental load reparses
+	// only their entries that changed (see entryDocs).
+	peopleData, mmData []byte
+	peopleList         []people.Person
+	docs               entryDocs
 	// Timings of the load phases.
 	Timings Timings
 
@@ -335,6 +341,10 @@ func (r *Repo) readManagerMap(path string) (map[string]string, error) {
 	if err != nil {
 		return nil, fmt.Errorf("manager map: %w", err)
 	}
+	r.mmData = data
+	if m, ok := r.managerMapFromBase(data); ok {
+		return m, nil
+	}
 	return people.ParseManagerMap(path, data)
 }
 
@@ -411,7 +421,20 @@ func (r *Repo) readPeople(ctx context.Context, src *config.PeopleSource, depth i
 		if err != nil {
 			return nil, fmt.Errorf("people file: %w", err)
 		}
-		return people.ParseYAML(data)
+		if depth == 0 {
+			r.peopleData = data
+		}
+		if ps, ok := r.peopleFromBase(data); ok {
+			if depth == 0 {
+				r.peopleList = ps
+			}
+			return ps, nil
+		}
+		ps, err := people.ParseYAML(data)
+		if depth == 0 {
+			r.peopleList = ps
+		}
+		return ps, err
 	case "dummy":
 		return nil, nil
 	case "combined":

@@ -537,3 +537,10 @@ func parseInteger(s string, base int) (resolved, string) {
 }
 
 func floatBits(f float64) uint64 { return math.Float64bits(f) }
+
+// PlainString reports whether s, written as a plain scalar, loads as the string s itself
+// (not a number, boolean, null or date).
+func PlainString(s string) bool {
+	r, msg := resolvePlain(s, true)
+	return msg == "" && r.kind == String
+}
