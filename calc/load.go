@@ -759,7 +759,21 @@ func (r *Repo) enumerate(ctx context.Context, c *validate.Collector) error {
 	return r.parseAll(ctx, toParse)
 }
 
+// readAheader is a file system that can fetch files ahead of the reads (a git tree streams
+// them out of one process): told the order of the reads, it has each file ready when a
+// parser asks for it.
+type readAheader interface{ ReadAhead(names []string) }
+
 func (r *Repo) parseAll(ctx context.Context, gs []*group) error {
+	if ra, ok := r.opt.FS.(readAheader); ok && (r.inc == nil || !r.inc.parse) {
+		names := make([]string, 0, len(gs))
+		for _, g := range gs {
+			if g.ext != "rb" && len(g.perrs) == 0 {
+				names = append(names, r.fsys.Rel(g.path))
+			}
+		}
+		ra.ReadAhead(names)
+	}
 	eg, ctx := errgroup.WithContext(ctx)
 	eg.SetLimit(r.opt.Parallelism)
 	const batch = 64
