@@ -386,6 +386,23 @@ func TestDiffGit(t *testing.T) {
 		t.Fatalf("json: exit %d, %v\n%s", code, err, js)
 	}
 
+	t.Run("the same diff whichever revision is read from disk", func(t *testing.T) {
+		// head is the commit checked out: it is read from the work tree and the base
+		// incrementally from git. Edits in the work tree, and a commit on top that makes
+		// head an older revision (then the base is read from git in full and the head
+		// incrementally), change nothing.
+		want := text
+		g.edit("groups/pizza_teams/sre.txt", func(s string) string { return s + "username = mallory\n" })
+		if code, got, stderr := runCLI(t, args...); code != exitOK || got != want {
+			t.Errorf("dirty work tree: exit %d, diff differs:\n%s\n%s", code, got, stderr)
+		}
+		g.git("checkout", "--", "groups/pizza_teams/sre.txt")
+		g.commit("on top")
+		if code, got, stderr := runCLI(t, args...); code != exitOK || got != want {
+			t.Errorf("head below HEAD: exit %d, diff differs:\n%s\n%s", code, got, stderr)
+		}
+		g.git("reset", "-q", "--hard", head)
+	})
 	t.Run("detailed exit codes", func(t *testing.T) {
 		if code, _, _ := runCLI(t, append(args, "--detailed-exitcode")...); code != exitChanges {
 			t.Errorf("changes: exit %d", code)

@@ -492,6 +492,9 @@ func (c *catFile) close() {
 func (r *Repo) readBlob(oid string) ([]byte, error) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
+	if r.closed {
+		return nil, errors.New("repository closed")
+	}
 	if r.batch == nil {
 		// Not bound to a request's context: the process serves every lazy read until Close.
 		cmd := exec.Command("git", "cat-file", "--batch")
