@@ -304,18 +304,46 @@ func (d *definition) clone() *definition {
 	return &c
 }
 
+// clone copies a rule tree without its linked state. The nodes (and the child lists) of the
+// copy share two allocations: an incremental load clones every definition of the repo.
 func (n *rule) clone() *rule {
 	if n == nil {
 		return nil
 	}
-	c := &rule{op: n.op, method: n.method, value: n.value, line: n.line, text: n.text}
-	if n.kids != nil {
-		c.kids = make([]*rule, len(n.kids))
-		for i, k := range n.kids {
-			c.kids[i] = k.clone()
-		}
+	nodes, links := n.size()
+	c := ruleCloner{nodes: make([]rule, nodes), links: make([]*rule, links)}
+	return c.clone(n)
+}
+
+// size counts the nodes of a tree and the entries of its child lists.
+func (n *rule) size() (nodes, links int) {
+	nodes = 1
+	for _, k := range n.kids {
+		kn, kl := k.size()
+		nodes += kn
+		links += kl + 1
 	}
-	return c
+	return nodes, links
+}
+
+type ruleCloner struct {
+	nodes []rule
+	links []*rule
+}
+
+func (c *ruleCloner) clone(n *rule) *rule {
+	r := &c.nodes[0]
+	c.nodes = c.nodes[1:]
+	*r = rule{op: n.op, method: n.method, value: n.value, line: n.line, text: n.text}
+	if n.kids != nil {
+		kids := c.links[:len(n.kids):len(n.kids)]
+		c.links = c.links[len(n.kids):]
+		for i, k := range n.kids {
+			kids[i] = c.clone(k)
+		}
+		r.kids = kids
+	}
+	return r
 }
 
 // entryDocs are a base's people file and manager map cut into entries (topmap), made once

@@ -5,6 +5,7 @@ import (
 	"context"
 	"io/fs"
 	"maps"
+	"os"
 	"reflect"
 	"slices"
 	"strings"
@@ -279,5 +280,58 @@ func TestPeopleEntriesReused(t *testing.T) {
 	}
 	if inc.mm["u000100"] != "u000001" {
 		t.Errorf("the incremental load's org chart has u000100 -> %q", inc.mm["u000100"])
+	}
+}
+
+// BenchmarkIncremental is the second load of a pull-request diff: a tree that differs from
+// an already calculated base by three group files and one person's manager, loaded and
+// calculated incrementally over it.
+//
+//	BENCH_PEOPLE=50000 go test -run '^$' -bench Incremental -benchmem ./calc
+func BenchmarkIncremental(b *testing.B) {
+	n := 5000
+	if v := os.Getenv("BENCH_PEOPLE"); v != "" {
+		if _, err := fmtSscan(v, &n); err != nil {
+			b.Fatal(err)
+		}
+	}
+	repo, err := synth.Generate(synth.Options{People: n, Seed: 1})
+	if err != nil {
+		b.Fatal(err)
+	}
+	base := fstest.MapFS{}
+	for p, data := range repo.Files {
+		base[p] = &fstest.MapFile{Data: data}
+	}
+	ctx := context.Background()
+	baseRepo, err := LoadFS(ctx, base, "config.yaml", incOptions())
+	if err != nil {
+		b.Fatal(err)
+	}
+	if _, err := baseRepo.Calculate(ctx); err != nil {
+		b.Fatal(err)
+	}
+	head := maps.Clone(base)
+	var changed []string
+	for _, p := range []string{firstFile(base, "ldap-config/pizza_teams", ".txt", 0), firstFile(base, "ldap-config/pizza_teams", ".txt", 1),
+		firstFile(base, "ldap-config/entitlements/apps", ".txt", 0)} {
+		head[p] = &fstest.MapFile{Data: append(bytes.Clone(base[p].Data), "\nusername = u000123\n"...)}
+		changed = append(changed, p)
+	}
+	for _, p := range []string{"people.yaml", "manager-map.yaml"} {
+		head[p] = &fstest.MapFile{Data: []byte(replaceManager(&testing.T{}, string(base[p].Data), "u000500", "u000002"))}
+		changed = append(changed, p)
+	}
+	opt := incOptions()
+	opt.Incremental = &Incremental{Base: baseRepo, Changed: func(p string) bool { return slices.Contains(changed, p) }}
+	b.ReportAllocs()
+	for b.Loop() {
+		r, err := LoadFS(ctx, head, "config.yaml", opt)
+		if err != nil {
+			b.Fatal(err)
+		}
+		if _, err := r.Calculate(ctx); err != nil {
+			b.Fatal(err)
+		}
 	}
 }
