@@ -90,6 +90,9 @@ func plainKey(k []byte) bool {
 // Entry returns the text of entry i (its key line and its indented lines).
 func (d *Doc) Entry(i int) []byte { return d.Data[d.starts[i]:d.starts[i+1]] }
 
+// Span returns the offsets of entry i in Data.
+func (d *Doc) Span(i int) (start, end int) { return d.starts[i], d.starts[i+1] }
+
 // Find returns the index of the entry with key k, or -1.
 func (d *Doc) Find(k string) int {
 	if i, ok := d.index[k]; ok {

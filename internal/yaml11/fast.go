@@ -32,20 +32,31 @@ type fastParser struct {
 // fastParse returns the document's tree and true, or false when data is outside the subset.
 func fastParse(data []byte, opt Options) (*Node, []Warning, bool) {
 	if len(data) == 0 || bytes.IndexByte(data, '\t') >= 0 || bytes.IndexByte(data, '\r') >= 0 ||
-		bytes.HasPrefix(data, []byte("\xef\xbb\xbf")) {
+		bytes.HasPrefix(data, []byte("\xef\xbb\xbf")) || !printable(data) {
 		return nil, nil, false
 	}
-	if !printable(data) {
-		return nil, nil, false
+	// One string for the whole text: every key and value is a substring of it.
+	return fastParseText(string(data), opt, nil)
+}
+
+// fastParseText is fastParse of text already checked for tabs, carriage returns, a byte
+// order mark and non-printable characters. With an arena, the tree is built in its storage.
+func fastParseText(text string, opt Options, a *arena) (*Node, []Warning, bool) {
+	var lines []fastLine
+	if a != nil {
+		lines = a.lines[:0]
 	}
-	lines, ok := splitFastLines(data)
+	lines, ok := splitFastLines(text, lines)
+	if a != nil {
+		a.lines = lines
+	}
 	if !ok || len(lines) == 0 {
 		return nil, nil, false
 	}
 	p := fastParser{lines: lines,
 		// Three nodes per line covers the common shapes (a sequence item holding a key and its
 		// value); deeper nesting on one line only falls back to allocating nodes one by one.
-		c: &converter{allowDates: opt.AllowDates, allowControl: opt.AllowControl, more: 3*len(lines) + 1}}
+		c: &converter{allowDates: opt.AllowDates, allowControl: opt.AllowControl, more: 3*len(lines) + 1, arena: a}}
 	if lines[0].ind == 0 && lines[0].s == "---" {
 		p.i++
 		if len(lines) == 1 {
@@ -59,12 +70,12 @@ func fastParse(data []byte, opt Options) (*Node, []Warning, bool) {
 	return root, p.c.warnings, true
 }
 
-// splitFastLines cuts data into content lines, dropping blank and comment-only lines; it fails
-// on document markers after the first line.
-func splitFastLines(data []byte) ([]fastLine, bool) {
-	lines := make([]fastLine, 0, bytes.Count(data, []byte{'\n'})+1)
-	// One string for the whole text: every key and value is a substring of it.
-	text := string(data)
+// splitFastLines cuts text into content lines (appended to lines), dropping blank and
+// comment-only lines; it fails on document markers after the first line.
+func splitFastLines(text string, lines []fastLine) ([]fastLine, bool) {
+	if lines == nil {
+		lines = make([]fastLine, 0, strings.Count(text, "\n")+1)
+	}
 	no := 0
 	for len(text) > 0 {
 		no++
@@ -87,11 +98,62 @@ func splitFastLines(data []byte) ([]fastLine, bool) {
 		}
 		s := line[ind:end]
 		if ind == 0 && (len(s) >= 3 && (s[:3] == "---" || s[:3] == "...") || s[0] == '%') && (len(lines) > 0 || s != "---") {
-			return nil, false
+			return lines, false
 		}
 		lines = append(lines, fastLine{ind: ind, s: s, no: no})
 	}
 	return lines, true
+}
+
+// arena is storage a Parser reuses from one document to the next.
+type arena struct {
+	nodes []Node
+	used  int
+	ptrs  []*Node
+	pused int
+	lines []fastLine
+}
+
+func (a *arena) reset() { a.used, a.pused = 0, 0 }
+
+func (a *arena) node() *Node {
+	if a.used == len(a.nodes) {
+		// The nodes handed out so far stay where they are (the tree points at them); the
+		// next document starts in the larger block.
+		a.nodes, a.used = make([]Node, max(2*len(a.nodes), 64)), 0
+	}
+	n := &a.nodes[a.used]
+	a.used++
+	*n = Node{}
+	return n
+}
+
+func (a *arena) pointers(k int) []*Node {
+	if a.pused+k > len(a.ptrs) {
+		a.ptrs, a.pused = make([]*Node, max(2*len(a.ptrs), 64, k)), 0
+	}
+	s := a.ptrs[a.pused : a.pused+k : a.pused+k]
+	a.pused += k
+	clear(s)
+	return s
+}
+
+// Parser parses documents one after another into storage it reuses: the tree a call returns
+// is valid only until the next call. It suits callers that turn each tree into their own
+// values at once, such as a people file read entry by entry (thousands of small documents
+// whose nodes would otherwise all be garbage).
+type Parser struct{ a arena }
+
+// ParseString is Parse of text. The tree's strings are substrings of text.
+func (p *Parser) ParseString(text string, opt Options) (*Node, []Warning, error) {
+	p.a.reset()
+	if len(text) > 0 && strings.IndexByte(text, '\t') < 0 && strings.IndexByte(text, '\r') < 0 &&
+		!strings.HasPrefix(text, "\xef\xbb\xbf") && printableString(text) {
+		if root, warns, ok := fastParseText(text, opt, &p.a); ok {
+			return root, warns, nil
+		}
+	}
+	return parseFull([]byte(text), opt)
 }
 
 func isSeqItem(s string) bool { return s[0] == '-' && (len(s) == 1 || s[1] == ' ') }
@@ -163,7 +225,12 @@ func (p *fastParser) mapping(ind int) (*Node, bool) {
 			pairs++
 		}
 	}
-	kv := make([]*Node, 2*pairs)
+	var kv []*Node
+	if p.c.arena != nil {
+		kv = p.c.arena.pointers(2 * pairs)
+	} else {
+		kv = make([]*Node, 2*pairs)
+	}
 	n.Keys = kv[:0:pairs]
 	n.Values = kv[pairs : pairs : 2*pairs]
 	if pairs > smallMap {
@@ -304,11 +371,34 @@ func printable(data []byte) bool {
 			continue
 		}
 		r, size := utf8.DecodeRune(data[i:])
-		if r == utf8.RuneError && size == 1 || r < 0xa0 || r == 0x2028 || r == 0x2029 ||
-			r == 0xfeff || r >= 0xd800 && r < 0xe000 || r == 0xfffe || r == 0xffff {
+		if !printableRune(r, size) {
 			return false
 		}
 		i += size
 	}
 	return true
+}
+
+// printableString is printable for a string.
+func printableString(s string) bool {
+	for i := 0; i < len(s); {
+		if b := s[i]; b < utf8.RuneSelf {
+			if b < 0x20 && b != '\n' || b == 0x7f {
+				return false
+			}
+			i++
+			continue
+		}
+		r, size := utf8.DecodeRuneInString(s[i:])
+		if !printableRune(r, size) {
+			return false
+		}
+		i += size
+	}
+	return true
+}
+
+func printableRune(r rune, size int) bool {
+	return !(r == utf8.RuneError && size == 1 || r < 0xa0 || r == 0x2028 || r == 0x2029 ||
+		r >= 0xd800 && r < 0xe000 || r == 0xfeff || r == 0xfffe || r == 0xffff)
 }

@@ -79,8 +79,21 @@ func TestFastPathAnswers(t *testing.T) {
 	}
 }
 
+// reused is one Parser for every check, so that its storage is reused across documents.
+var reused Parser
+
 func checkFastPath(t *testing.T, name string, data []byte, opt Options) bool {
 	t.Helper()
+	// A Parser gives exactly what Parse gives (the fast path into its reused storage, or the
+	// full path), errors included.
+	want, wwarns, werr := Parse(data, opt)
+	got, gwarns, gerr := reused.ParseString(string(data), opt)
+	if (werr == nil) != (gerr == nil) || werr != nil && werr.Error() != gerr.Error() {
+		t.Fatalf("%s: Parser error %v, Parse error %v\n%q", name, gerr, werr, data)
+	}
+	if werr == nil && (!sameTree(got, want) || !reflect.DeepEqual(gwarns, wwarns)) {
+		t.Fatalf("%s: Parser tree differs\nparser: %s\nparse:  %s\n%q", name, dump(got), dump(want), data)
+	}
 	fast, fwarns, ok := fastParse(data, opt)
 	if !ok {
 		return false

@@ -266,11 +266,16 @@ type converter struct {
 	// allocated in chunks, so that a loose bound on a large file does not allocate (and
 	// clear) far more than the tree uses.
 	more int
+	// arena, when set, provides the nodes instead (Parser).
+	arena *arena
 }
 
 const slabChunk = 1024
 
 func (c *converter) newNode() *Node {
+	if c.arena != nil {
+		return c.arena.node()
+	}
 	if len(c.slab) == 0 {
 		if c.more <= 0 {
 			return &Node{}
