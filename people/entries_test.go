@@ -17,11 +17,11 @@ import (
 func TestEntriesEqualWhole(t *testing.T) {
 	inputs := map[string][]byte{
 		"lists, numbers, dates, quotes, nulls": []byte("---\nalice:\n  cn: Alice A\n  groups:\n  - b\n  - a\n  shell: '/bin/sh'\n  uidnumber: 1001\n  start: 2020-01-02\n  title:\n  manager: bob\nbob:\n  cn: \"Bob\"\n  manager: bob\n"),
-		"mixed list":        []byte("alice:\n  tags:\n  - x\n  - 1\n"),
-		"not a map":         []byte("alice:\n  - x\n"),
-		"flow style":        []byte("alice: {cn: A}\n"),
-		"nested attributes": []byte("alice:\n  address:\n    city: Paris\n"),
-		"manager null":      []byte("alice:\n  manager:\n  status:\n  - employee\n"),
+		"mixed list":                           []byte("alice:\n  tags:\n  - x\n  - 1\n"),
+		"not a map":                            []byte("alice:\n  - x\n"),
+		"flow style":                           []byte("alice: {cn: A}\n"),
+		"nested attributes":                    []byte("alice:\n  address:\n    city: Paris\n"),
+		"manager null":                         []byte("alice:\n  manager:\n  status:\n  - employee\n"),
 	}
 	repo, err := synth.Generate(synth.Options{People: 300, Seed: 5})
 	if err != nil {
