@@ -201,11 +201,11 @@ func diffRevisions(ctx context.Context, c *common, baseRev, headRev string, stde
 	pprof.SetGoroutineLabels(pprof.WithLabels(ctx, pprof.Labels("diff", "compare")))
 	d := review.Compare(baseRes, headRes, review.Options{})
 	if c.verbose {
-		ft := full.res.Timings
-		fmt.Fprintf(stderr, "diff: git listings %s, %s %s (%s, full: load %s, validate %s, calculate %s), %s %s (%d changed file(s), incremental), compare %s\n",
-			tGit.Sub(t0).Round(time.Millisecond), full.label, t1.Sub(tGit).Round(time.Millisecond), full.source(),
-			ft.Load.Round(time.Millisecond), ft.Validate.Round(time.Millisecond), ft.Calculate.Round(time.Millisecond),
-			inc.label, t2.Sub(t1).Round(time.Millisecond), len(changed), time.Since(t2).Round(time.Millisecond))
+		ms := func(d time.Duration) time.Duration { return d.Round(time.Millisecond) }
+		ft, it := full.res.Timings, inc.res.Timings
+		fmt.Fprintf(stderr, "diff: git listings %s, %s %s (%s, full: load %s, validate %s, calculate %s), %s %s (%d changed file(s), incremental: load %s, validate %s, calculate %s), compare %s\n",
+			ms(tGit.Sub(t0)), full.label, ms(t1.Sub(tGit)), full.source(), ms(ft.Load), ms(ft.Validate), ms(ft.Calculate),
+			inc.label, ms(t2.Sub(t1)), len(changed), ms(it.Load), ms(it.Validate), ms(it.Calculate), ms(time.Since(t2)))
 	}
 	return d, exitOK
 }

@@ -45,6 +45,8 @@ type Repo struct {
 	batch   *catFile
 	streams map[*exec.Cmd]bool // read-ahead streams still running
 	closed  bool
+	// resolved holds the commit ids Resolve returned, which resolve to themselves.
+	resolved map[string]string
 }
 
 // Open finds the repository that contains dir.
@@ -103,11 +105,26 @@ func (r *Repo) Resolve(ctx context.Context, rev string) (string, error) {
 	if strings.HasPrefix(rev, "-") {
 		return "", fmt.Errorf("invalid revision %q", rev)
 	}
+	r.mu.Lock()
+	c, ok := r.resolved[rev]
+	r.mu.Unlock()
+	if ok {
+		return c, nil
+	}
 	out, err := r.git(ctx, "rev-parse", "--verify", "--quiet", "--end-of-options", rev+"^{commit}")
 	if err != nil {
 		return "", fmt.Errorf("unknown revision %q: %w", rev, err)
 	}
-	return strings.TrimSpace(string(out)), nil
+	c = strings.TrimSpace(string(out))
+	// A commit id names itself for good: resolving it again (Tree of a resolved revision)
+	// needs no git process. Names such as HEAD or a branch can move and are asked each time.
+	r.mu.Lock()
+	if r.resolved == nil {
+		r.resolved = map[string]string{}
+	}
+	r.resolved[c] = c
+	r.mu.Unlock()
+	return c, nil
 }
 
 // Revision names the state of the work tree around the directory Open was given: the
