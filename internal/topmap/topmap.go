@@ -14,6 +14,8 @@ package topmap
 
 import (
 	"bytes"
+	"slices"
+	"sync"
 
 	"github.com/entitlements-go/entitlements/internal/yaml11"
 )
@@ -25,6 +27,7 @@ type Doc struct {
 	// starts[i] is the offset of entry i's key line; starts[len(Keys)] is len(Data).
 	starts []int
 	index  map[string]int
+	once   sync.Once // builds index on first use when Split did not need it
 }
 
 // Split cuts data, or reports false when data is not in the accepted layout.
@@ -65,14 +68,34 @@ func Split(data []byte) (*Doc, bool) {
 		return nil, false
 	}
 	d.starts = append(d.starts, len(data))
+	// Keys in increasing order (the usual export of a directory) cannot repeat; others are
+	// checked, and indexed, through a map.
+	if !slices.IsSorted(d.Keys) {
+		var dup bool
+		d.once.Do(func() { dup = d.buildIndex() })
+		if dup {
+			return nil, false
+		}
+	} else {
+		for i := 1; i < len(d.Keys); i++ {
+			if d.Keys[i] == d.Keys[i-1] {
+				return nil, false
+			}
+		}
+	}
+	return d, true
+}
+
+// buildIndex indexes the keys and reports whether one repeats.
+func (d *Doc) buildIndex() (dup bool) {
 	d.index = make(map[string]int, len(d.Keys))
 	for i, k := range d.Keys {
-		if _, dup := d.index[k]; dup {
-			return nil, false
+		if _, seen := d.index[k]; seen {
+			dup = true
 		}
 		d.index[k] = i
 	}
-	return d, true
+	return dup
 }
 
 func plainKey(k []byte) bool {
@@ -95,6 +118,11 @@ func (d *Doc) Span(i int) (start, end int) { return d.starts[i], d.starts[i+1] }
 
 // Find returns the index of the entry with key k, or -1.
 func (d *Doc) Find(k string) int {
+	d.once.Do(func() {
+		if d.index == nil {
+			d.buildIndex()
+		}
+	})
 	if i, ok := d.index[k]; ok {
 		return i
 	}
@@ -102,9 +130,16 @@ func (d *Doc) Find(k string) int {
 }
 
 // Same reports whether entry i of d has the same text as the entry of prev with the same
-// key, and returns that entry's index in prev.
+// key, and returns that entry's index in prev. Documents whose entries did not move answer
+// without an index.
 func (d *Doc) Same(i int, prev *Doc) (int, bool) {
-	j := prev.Find(d.Keys[i])
+	k := d.Keys[i]
+	j := -1
+	if i < len(prev.Keys) && prev.Keys[i] == k {
+		j = i
+	} else {
+		j = prev.Find(k)
+	}
 	if j < 0 {
 		return -1, false
 	}

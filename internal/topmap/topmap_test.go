@@ -70,3 +70,22 @@ func TestSame(t *testing.T) {
 		}
 	}
 }
+
+// TestUnsortedKeys: keys out of order are indexed at once (duplicates found), keys in order
+// only when a lookup needs it.
+func TestUnsortedKeys(t *testing.T) {
+	if _, ok := Split([]byte("b:\n  x: 1\na:\n  x: 2\nb:\n  x: 3\n")); ok {
+		t.Error("duplicate among unsorted keys accepted")
+	}
+	if _, ok := Split([]byte("a:\n  x: 1\na:\n  x: 2\n")); ok {
+		t.Error("adjacent duplicate among sorted keys accepted")
+	}
+	d, ok := Split([]byte("b:\n  x: 1\na:\n  x: 2\n"))
+	if !ok || d.Find("a") != 1 || d.Find("b") != 0 || d.Find("c") != -1 {
+		t.Errorf("unsorted: ok %v, Find a %d, b %d, c %d", ok, d.Find("a"), d.Find("b"), d.Find("c"))
+	}
+	s, ok := Split([]byte("a:\n  x: 1\nb:\n  x: 2\n"))
+	if !ok || s.Find("b") != 1 || s.Find("a") != 0 {
+		t.Errorf("sorted: ok %v, Find b %d", ok, s.Find("b"))
+	}
+}
