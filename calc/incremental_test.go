@@ -1,6 +1,7 @@
 package calc
 
 import (
+	"bufio"
 	"bytes"
 	"context"
 	"io/fs"
@@ -333,5 +334,34 @@ func BenchmarkIncremental(b *testing.B) {
 		if _, err := r.Calculate(ctx); err != nil {
 			b.Fatal(err)
 		}
+	}
+}
+
+// TestWriteJSONInChunks: a result large enough to be rendered by several goroutines is
+// written byte for byte as one sequential rendering writes it.
+func TestWriteJSONInChunks(t *testing.T) {
+	ctx := context.Background()
+	repo, err := LoadFS(ctx, synthFS(t, 1500), "config.yaml", incOptions())
+	if err != nil {
+		t.Fatal(err)
+	}
+	res, err := repo.Calculate(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(res.Groups) <= 2*jsonChunk {
+		t.Fatalf("only %d groups: the chunked path is not exercised", len(res.Groups))
+	}
+	var seq bytes.Buffer
+	bw := bufio.NewWriter(&seq)
+	bw.WriteString("{\n  \"groups\": {")
+	var keys []string
+	if err := writeGroupEntries(bw, res.Groups, true, &keys); err != nil {
+		t.Fatal(err)
+	}
+	bw.WriteString("\n  }\n}\n")
+	bw.Flush()
+	if got := resultJSON(t, res); got != seq.String() {
+		t.Fatalf("chunked rendering differs from the sequential one (%d vs %d bytes)", len(got), seq.Len())
 	}
 }
