@@ -230,7 +230,7 @@ func (res *Result) writeGroupsJSON(bw *bufio.Writer) error {
 		return writeGroupEntries(bw, res.Groups, true, &keys)
 	}
 	type piece struct {
-		buf  bytes.Buffer
+		buf  *bytes.Buffer
 		err  error
 		done chan struct{}
 	}
@@ -238,18 +238,24 @@ func (res *Result) writeGroupsJSON(bw *bufio.Writer) error {
 	for i := range pieces {
 		pieces[i] = &piece{done: make(chan struct{})}
 	}
+	// The buffers go round: a piece is rendered into a free one, which returns once written.
+	free := make(chan *bytes.Buffer, 2*workers)
+	for range cap(free) {
+		free <- new(bytes.Buffer)
+	}
 	var stop atomic.Bool
-	slots := make(chan struct{}, 2*workers)
 	go func() {
 		for i, p := range pieces {
-			slots <- struct{}{}
+			buf := <-free
 			go func() {
 				defer close(p.done)
+				buf.Reset()
+				p.buf = buf
 				if stop.Load() {
 					return
 				}
 				part := res.Groups[i*jsonChunk : min((i+1)*jsonChunk, len(res.Groups))]
-				pw := bufio.NewWriterSize(&p.buf, 1<<14)
+				pw := bufio.NewWriterSize(buf, 1<<14)
 				var keys []string
 				p.err = writeGroupEntries(pw, part, i == 0, &keys)
 				pw.Flush()
@@ -267,8 +273,8 @@ func (res *Result) writeGroupsJSON(bw *bufio.Writer) error {
 				stop.Store(true) // the rest is only waited for, not rendered
 			}
 		}
-		p.buf = bytes.Buffer{}
-		<-slots
+		free <- p.buf
+		p.buf = nil
 	}
 	return err
 }
