@@ -16,6 +16,7 @@ import (
 	"github.com/entitlements-go/entitlements/config"
 	"github.com/entitlements-go/entitlements/internal/safefile"
 	"github.com/entitlements-go/entitlements/internal/vfs"
+	"github.com/entitlements-go/entitlements/internal/yaml11"
 	"github.com/entitlements-go/entitlements/people"
 	"github.com/entitlements-go/entitlements/validate"
 	"golang.org/x/sync/errgroup"
@@ -780,11 +781,12 @@ func (r *Repo) parseAll(ctx context.Context, gs []*group) error {
 	for i := 0; i < len(gs); i += batch {
 		part := gs[i:min(i+batch, len(gs))]
 		eg.Go(func() error {
+			var yp yaml11.Parser
 			for _, g := range part {
 				if err := ctx.Err(); err != nil {
 					return err
 				}
-				r.parse(g)
+				r.parseWith(g, &yp)
 			}
 			return nil
 		})
@@ -793,7 +795,10 @@ func (r *Repo) parseAll(ctx context.Context, gs []*group) error {
 }
 
 // parse reads and parses one group file into g (errors stay with g).
-func (r *Repo) parse(g *group) {
+func (r *Repo) parse(g *group) { r.parseWith(g, nil) }
+
+// parseWith is parse with a YAML parser whose storage the caller reuses (nil: none).
+func (r *Repo) parseWith(g *group, yp *yaml11.Parser) {
 	if g.def != nil || len(g.perrs) > 0 || r.reuseParse(g) {
 		return
 	}
@@ -818,7 +823,7 @@ func (r *Repo) parse(g *group) {
 	}
 	g.sum = sha256.Sum256(data)
 	p := &parser{rel: g.rel, today: r.today, ignoreExp: r.ignore, methods: r.methods,
-		allowed: r.allowedMethods(g.ou), filters: r.fnames, ownsData: true}
+		allowed: r.allowedMethods(g.ou), filters: r.fnames, ownsData: true, yaml: yp}
 	var def *definition
 	if g.ext == "txt" {
 		def = p.parseTxt(data)
