@@ -26,9 +26,9 @@ import (
 	"strings"
 
 	"github.com/entitlements-go/entitlements/calc"
+	"github.com/entitlements-go/entitlements/config"
 	"github.com/entitlements-go/entitlements/deploy"
 	"github.com/entitlements-go/entitlements/internal/dn"
-	"github.com/entitlements-go/entitlements/internal/yaml11"
 	"github.com/entitlements-go/entitlements/providers"
 )
 
@@ -177,10 +177,10 @@ func (o Options) withDefaults() Options {
 	return o
 }
 
-// New builds the auditors of a config's `auditors:` entries. It checks their settings and
+// New builds the auditors of a config's `auditors:` entries (config.Config.Auditors). It checks their settings and
 // touches nothing on disk or on the network. An unknown auditor_class is an error: a run that
 // is expected to leave an audit record must not silently leave none.
-func New(entries []*yaml11.Node, opt Options) (Set, error) {
+func New(entries []config.Value, opt Options) (Set, error) {
 	opt = opt.withDefaults()
 	var out Set
 	var errs []error

@@ -17,8 +17,8 @@ import (
 	"time"
 
 	"github.com/entitlements-go/entitlements/cache"
+	"github.com/entitlements-go/entitlements/config"
 	"github.com/entitlements-go/entitlements/internal/dn"
-	"github.com/entitlements-go/entitlements/internal/yaml11"
 	"github.com/entitlements-go/entitlements/providers"
 )
 
@@ -61,14 +61,8 @@ type GitRepo struct {
 
 var repoName = regexp.MustCompile(`^[A-Za-z0-9_.-]+/[A-Za-z0-9_.-]+$`)
 
-func newGitRepo(e *yaml11.Node, opt Options) (*GitRepo, error) {
-	get := func(k string) string {
-		v := e.Get(k)
-		if v == nil || v.Kind == yaml11.Null {
-			return ""
-		}
-		return strings.TrimSpace(v.Text())
-	}
+func newGitRepo(e config.Value, opt Options) (*GitRepo, error) {
+	get := func(k string) string { return strings.TrimSpace(e.Get(k).Text()) }
 	g := &GitRepo{opt: opt, dir: get("checkout_directory"), message: get("commit_message"),
 		name: get("git_name"), email: get("git_email"), personFormat: get("person_dn_format"),
 		knownHosts: get("known_hosts"), branch: get("branch")}
@@ -104,11 +98,12 @@ func newGitRepo(e *yaml11.Node, opt Options) (*GitRepo, error) {
 		}
 		g.key = key
 	}
-	if v := e.Get("skip_host_key_check"); v != nil && v.Kind != yaml11.Null {
-		if v.Kind != yaml11.Bool {
+	if v := e.Get("skip_host_key_check"); !v.IsNull() {
+		b, ok := v.AsBool()
+		if !ok {
 			return nil, fmt.Errorf("skip_host_key_check must be true or false, not %s", v.Text())
 		}
-		g.skipHostKey = v.Bool
+		g.skipHostKey = b
 	}
 	if abs, err := filepath.Abs(g.dir); err == nil {
 		g.dir = abs

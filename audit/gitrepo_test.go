@@ -13,7 +13,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/entitlements-go/entitlements/internal/yaml11"
+	"github.com/entitlements-go/entitlements/config"
 	"github.com/entitlements-go/entitlements/providers"
 )
 
@@ -73,9 +73,9 @@ func tree(t *testing.T, remote string) map[string]string {
 	return out
 }
 
-func node(t *testing.T, src string) *yaml11.Node {
+func node(t *testing.T, src string) config.Value {
 	t.Helper()
-	n, _, err := yaml11.Parse([]byte(src), yaml11.Options{})
+	n, err := config.ParseValue(src)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -85,7 +85,7 @@ func node(t *testing.T, src string) *yaml11.Node {
 func newAuditor(t *testing.T, remote, checkout string, extra string) *GitRepo {
 	t.Helper()
 	n := node(t, "auditor_class: GitRepo\ncheckout_directory: "+checkout+"\ncommit_message: deploy of ${GIT_SHA1}\ngit_name: GitRepoUser\ngit_email: gitrepo@users.noreply\nrepo_url: "+remote+"\n"+extra)
-	set, err := New([]*yaml11.Node{n}, Options{})
+	set, err := New([]config.Value{n}, Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -309,7 +309,7 @@ func TestNewSettings(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			set, err := New([]*yaml11.Node{node(t, tc.src)}, Options{})
+			set, err := New([]config.Value{node(t, tc.src)}, Options{})
 			if tc.err == "" {
 				if err != nil {
 					t.Fatal(err)
@@ -336,7 +336,7 @@ func TestSSHHostKeys(t *testing.T) {
 	}
 	mk := func(extra string) *GitRepo {
 		n := node(t, "auditor_class: GitRepo\ncheckout_directory: x\ncommit_message: m\ngit_name: n\ngit_email: e\nrepo: o/r\n"+extra)
-		set, err := New([]*yaml11.Node{n}, Options{Getenv: env})
+		set, err := New([]config.Value{n}, Options{Getenv: env})
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -4,8 +4,11 @@ import (
 	"maps"
 	"slices"
 	"strings"
+	"sync"
 
 	"github.com/RoaringBitmap/roaring/v2"
+	"github.com/entitlements-go/entitlements/internal/topmap"
+	"github.com/entitlements-go/entitlements/people"
 )
 
 // Incremental lets a load reuse the work of a Repo loaded from another version of the same
@@ -301,16 +304,147 @@ func (d *definition) clone() *definition {
 	return &c
 }
 
+// clone copies a rule tree without its linked state. The nodes (and the child lists) of the
+// copy share two allocations: an incremental load clones every definition of the repo.
 func (n *rule) clone() *rule {
 	if n == nil {
 		return nil
 	}
-	c := &rule{op: n.op, method: n.method, value: n.value, line: n.line, text: n.text}
-	if n.kids != nil {
-		c.kids = make([]*rule, len(n.kids))
-		for i, k := range n.kids {
-			c.kids[i] = k.clone()
-		}
+	nodes, links := n.size()
+	c := ruleCloner{nodes: make([]rule, nodes), links: make([]*rule, links)}
+	return c.clone(n)
+}
+
+// size counts the nodes of a tree and the entries of its child lists.
+func (n *rule) size() (nodes, links int) {
+	nodes = 1
+	for _, k := range n.kids {
+		kn, kl := k.size()
+		nodes += kn
+		links += kl + 1
 	}
-	return c
+	return nodes, links
+}
+
+type ruleCloner struct {
+	nodes []rule
+	links []*rule
+}
+
+func (c *ruleCloner) clone(n *rule) *rule {
+	r := &c.nodes[0]
+	c.nodes = c.nodes[1:]
+	*r = rule{op: n.op, method: n.method, value: n.value, line: n.line, text: n.text}
+	if n.kids != nil {
+		kids := c.links[:len(n.kids):len(n.kids)]
+		c.links = c.links[len(n.kids):]
+		for i, k := range n.kids {
+			kids[i] = c.clone(k)
+		}
+		r.kids = kids
+	}
+	return r
+}
+
+// entryDocs are a base's people file and manager map cut into entries (topmap), made once
+// when an incremental load first asks: a pull request usually changes one entry of each,
+// and every other entry is taken from the base instead of being parsed again.
+type entryDocs struct {
+	once    sync.Once
+	people  *topmap.Doc
+	persons []people.Person // by entry of people
+	mm      *topmap.Doc
+}
+
+func (b *Repo) entryDocs() *entryDocs {
+	d := &b.docs
+	d.once.Do(func() {
+		if doc, ok := topmap.Split(b.peopleData); ok && len(doc.Keys) == len(b.peopleList) {
+			aligned := true
+			for i, p := range b.peopleList {
+				if p.UID != doc.Keys[i] {
+					aligned = false
+					break
+				}
+			}
+			if aligned {
+				d.people, d.persons = doc, b.peopleList
+			}
+		}
+		if b.mm != nil {
+			if doc, ok := topmap.Split(b.mmData); ok && len(doc.Keys) == len(b.mm) {
+				d.mm = doc
+			}
+		}
+	})
+	return d
+}
+
+// peopleFromBase parses a people file from the base's parse of an earlier version: entries
+// with the same text are the base's persons, the others are parsed one by one. It gives up
+// (false) whenever the full parse might differ: a layout topmap does not cut, an entry that
+// does not parse on its own into exactly its person. The full parse then reports errors at
+// their lines.
+func (r *Repo) peopleFromBase(data []byte) ([]people.Person, bool) {
+	if r.inc == nil || r.inc.base.peopleData == nil {
+		return nil, false
+	}
+	bd := r.inc.base.entryDocs()
+	if bd.people == nil {
+		return nil, false
+	}
+	d, ok := topmap.Split(data)
+	if !ok {
+		return nil, false
+	}
+	out := make([]people.Person, 0, len(d.Keys))
+	for i, k := range d.Keys {
+		if j, same := d.Same(i, bd.people); same {
+			out = append(out, bd.persons[j])
+			continue
+		}
+		ps, err := people.ParseYAML(d.Entry(i))
+		if err != nil || len(ps) != 1 || ps[0].UID != k {
+			return nil, false
+		}
+		out = append(out, ps[0])
+	}
+	return out, true
+}
+
+// managerMapFromBase is peopleFromBase for the manager map.
+func (r *Repo) managerMapFromBase(data []byte) (map[string]string, bool) {
+	if r.inc == nil || r.inc.base.mmData == nil {
+		return nil, false
+	}
+	b := r.inc.base
+	bd := b.entryDocs()
+	if bd.mm == nil {
+		return nil, false
+	}
+	d, ok := topmap.Split(data)
+	if !ok {
+		return nil, false
+	}
+	out := make(map[string]string, len(d.Keys))
+	for i, k := range d.Keys {
+		if _, same := d.Same(i, bd.mm); same {
+			v, ok := b.mm[k]
+			if !ok {
+				return nil, false
+			}
+			out[k] = v
+			continue
+		}
+		m, err := people.ParseManagerMap("", d.Entry(i))
+		if err != nil || len(m) != 1 {
+			return nil, false
+		}
+		v, ok := m[k]
+		if !ok {
+			return nil, false
+		}
+		out[k] = v
+	}
+	return out, true
 }

@@ -1,10 +1,13 @@
 package calc
 
 import (
+	"bufio"
 	"bytes"
 	"context"
 	"io/fs"
 	"maps"
+	"os"
+	"reflect"
 	"slices"
 	"strings"
 	"sync"
@@ -129,6 +132,36 @@ func TestIncrementalEqualsFull(t *testing.T) {
 			m["manager-map.yaml"] = &fstest.MapFile{Data: []byte(mm + "zz-newcomer:\n  manager: u000001\n  status:\n  - employee\n")}
 			return []string{"people.yaml", "manager-map.yaml"}
 		}},
+		{"a person's attribute changed", func(m fstest.MapFS) []string {
+			m["people.yaml"] = &fstest.MapFile{Data: []byte(strings.Replace(ppl, "\nu000042:\n  cn: ", "\nu000042:\n  cn: Renamed ", 1))}
+			return []string{"people.yaml"}
+		}},
+		{"a person removed", func(m fstest.MapFS) []string {
+			m["people.yaml"] = &fstest.MapFile{Data: []byte(removeEntry(t, ppl, "u000777"))}
+			m["manager-map.yaml"] = &fstest.MapFile{Data: []byte(removeEntry(t, mm, "u000777"))}
+			return []string{"people.yaml", "manager-map.yaml"}
+		}},
+		{"a person's manager removed", func(m fstest.MapFS) []string {
+			m["manager-map.yaml"] = &fstest.MapFile{Data: []byte(strings.Replace(replaceManager(t, mm, "u000300", "XX"), "manager: XX", "manager:", 1))}
+			return []string{"manager-map.yaml"}
+		}},
+		{"a uid given twice (the last one wins)", func(m fstest.MapFS) []string {
+			m["people.yaml"] = &fstest.MapFile{Data: []byte(ppl + "u000042:\n  cn: Twice\n  manager: u000001\n")}
+			return []string{"people.yaml"}
+		}},
+		{"a uid that is not a string (an error either way)", func(m fstest.MapFS) []string {
+			m["people.yaml"] = &fstest.MapFile{Data: []byte(ppl + "yes:\n  cn: Boolean\n")}
+			return []string{"people.yaml"}
+		}},
+		{"a person without attributes (an error either way)", func(m fstest.MapFS) []string {
+			m["people.yaml"] = &fstest.MapFile{Data: []byte(strings.Replace(ppl, "\nu000042:\n", "\nu000042x:\nu000042:\n", 1))}
+			return []string{"people.yaml"}
+		}},
+		{"a comment and a flow mapping (not cut into entries)", func(m fstest.MapFS) []string {
+			m["people.yaml"] = &fstest.MapFile{Data: []byte(ppl + "# a comment\nzz-flow: {cn: Flow, manager: u000001}\n")}
+			m["manager-map.yaml"] = &fstest.MapFile{Data: []byte(mm + "zz-flow: {manager: u000001}\n")}
+			return []string{"people.yaml", "manager-map.yaml"}
+		}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -189,4 +222,146 @@ func replaceManager(t *testing.T, text, uid, mgr string) string {
 	j += i + len("manager: ")
 	k := strings.IndexByte(text[j:], '\n') + j
 	return text[:j] + mgr + text[k:]
+}
+
+// removeEntry deletes uid's entry from a people or manager-map YAML text.
+func removeEntry(t *testing.T, text, uid string) string {
+	t.Helper()
+	i := strings.Index(text, "\n"+uid+":\n")
+	if i < 0 {
+		t.Fatalf("no %s", uid)
+	}
+	j := i + 1 + len(uid) + 2
+	for j < len(text) && text[j] == ' ' {
+		j += strings.IndexByte(text[j:], '\n') + 1
+	}
+	return text[:i+1] + text[j:]
+}
+
+// TestPeopleEntriesReused: an incremental load takes every unchanged entry of a changed
+// people file and manager map from the base (the same attribute maps, not copies), and parses
+// only the entries that changed.
+func TestPeopleEntriesReused(t *testing.T) {
+	ctx := context.Background()
+	base := synthFS(t, 300)
+	baseRepo, err := LoadFS(ctx, base, "config.yaml", incOptions())
+	if err != nil {
+		t.Fatal(err)
+	}
+	head := maps.Clone(base)
+	ppl := replaceManager(t, string(base["people.yaml"].Data), "u000100", "u000001")
+	mm := replaceManager(t, string(base["manager-map.yaml"].Data), "u000100", "u000001")
+	head["people.yaml"] = &fstest.MapFile{Data: []byte(ppl)}
+	head["manager-map.yaml"] = &fstest.MapFile{Data: []byte(mm)}
+	opt := incOptions()
+	opt.Incremental = &Incremental{Base: baseRepo, Changed: func(p string) bool { return p == "people.yaml" || p == "manager-map.yaml" }}
+	inc, err := LoadFS(ctx, head, "config.yaml", opt)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ps, ok := inc.peopleFromBase([]byte(ppl))
+	if !ok {
+		t.Fatal("people file not cut into entries")
+	}
+	same := map[string]bool{}
+	for i, p := range baseRepo.peopleList {
+		same[p.UID] = reflect.ValueOf(p.Attrs).UnsafePointer() == reflect.ValueOf(ps[i].Attrs).UnsafePointer()
+	}
+	for uid, shared := range same {
+		if shared == (uid == "u000100") {
+			t.Errorf("%s: attributes shared with the base = %v", uid, shared)
+		}
+	}
+	if ps[100].UID != "u000100" || ps[100].Attrs["manager"] != "u000001" {
+		t.Errorf("changed entry parsed as %+v", ps[100])
+	}
+	m, ok := inc.managerMapFromBase([]byte(mm))
+	if !ok || m["u000100"] != "u000001" || len(m) != len(baseRepo.mm) {
+		t.Errorf("manager map from base: ok %v, u000100 -> %q, %d entries", ok, m["u000100"], len(m))
+	}
+	if inc.mm["u000100"] != "u000001" {
+		t.Errorf("the incremental load's org chart has u000100 -> %q", inc.mm["u000100"])
+	}
+}
+
+// BenchmarkIncremental is the second load of a pull-request diff: a tree that differs from
+// an already calculated base by three group files and one person's manager, loaded and
+// calculated incrementally over it.
+//
+//	BENCH_PEOPLE=50000 go test -run '^$' -bench Incremental -benchmem ./calc
+func BenchmarkIncremental(b *testing.B) {
+	n := 5000
+	if v := os.Getenv("BENCH_PEOPLE"); v != "" {
+		if _, err := fmtSscan(v, &n); err != nil {
+			b.Fatal(err)
+		}
+	}
+	repo, err := synth.Generate(synth.Options{People: n, Seed: 1})
+	if err != nil {
+		b.Fatal(err)
+	}
+	base := fstest.MapFS{}
+	for p, data := range repo.Files {
+		base[p] = &fstest.MapFile{Data: data}
+	}
+	ctx := context.Background()
+	baseRepo, err := LoadFS(ctx, base, "config.yaml", incOptions())
+	if err != nil {
+		b.Fatal(err)
+	}
+	if _, err := baseRepo.Calculate(ctx); err != nil {
+		b.Fatal(err)
+	}
+	head := maps.Clone(base)
+	var changed []string
+	for _, p := range []string{firstFile(base, "ldap-config/pizza_teams", ".txt", 0), firstFile(base, "ldap-config/pizza_teams", ".txt", 1),
+		firstFile(base, "ldap-config/entitlements/apps", ".txt", 0)} {
+		head[p] = &fstest.MapFile{Data: append(bytes.Clone(base[p].Data), "\nusername = u000123\n"...)}
+		changed = append(changed, p)
+	}
+	for _, p := range []string{"people.yaml", "manager-map.yaml"} {
+		head[p] = &fstest.MapFile{Data: []byte(replaceManager(&testing.T{}, string(base[p].Data), "u000500", "u000002"))}
+		changed = append(changed, p)
+	}
+	opt := incOptions()
+	opt.Incremental = &Incremental{Base: baseRepo, Changed: func(p string) bool { return slices.Contains(changed, p) }}
+	b.ReportAllocs()
+	for b.Loop() {
+		r, err := LoadFS(ctx, head, "config.yaml", opt)
+		if err != nil {
+			b.Fatal(err)
+		}
+		if _, err := r.Calculate(ctx); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
+// TestWriteJSONInChunks: a result large enough to be rendered by several goroutines is
+// written byte for byte as one sequential rendering writes it.
+func TestWriteJSONInChunks(t *testing.T) {
+	ctx := context.Background()
+	repo, err := LoadFS(ctx, synthFS(t, 1500), "config.yaml", incOptions())
+	if err != nil {
+		t.Fatal(err)
+	}
+	res, err := repo.Calculate(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(res.Groups) <= 2*jsonChunk {
+		t.Fatalf("only %d groups: the chunked path is not exercised", len(res.Groups))
+	}
+	var seq bytes.Buffer
+	bw := bufio.NewWriter(&seq)
+	bw.WriteString("{\n  \"groups\": {")
+	var keys []string
+	if err := writeGroupEntries(bw, res.Groups, true, &keys); err != nil {
+		t.Fatal(err)
+	}
+	bw.WriteString("\n  }\n}\n")
+	bw.Flush()
+	if got := resultJSON(t, res); got != seq.String() {
+		t.Fatalf("chunked rendering differs from the sequential one (%d vs %d bytes)", len(got), seq.Len())
+	}
 }

@@ -193,6 +193,11 @@ func (lk *linker) lookup(from *group, line int, value string) ([]*group, *valida
 		}
 		return nil, &validate.Error{Path: path, Line: line, Kind: kind, Msg: fmt.Sprintf(format, args...)}
 	}
+	// Most references name one existing group exactly as its record is keyed ("ou/cn"):
+	// the record is the answer the listing below would give.
+	if g := lk.r.groups[value]; g != nil && !strings.Contains(value, "*") {
+		return []*group{g}, nil
+	}
 	slash := strings.LastIndexByte(value, '/')
 	if slash <= 0 || slash == len(value)-1 {
 		return fail(validate.KindInvalidReference,

@@ -43,6 +43,8 @@ type Repo struct {
 	filters  []*filterState
 	listings map[string]*listing // by OU key
 	groups   map[string]*group   // by "ouKey/cn"
+	// groupSlab holds the records enumerate allocated at once and groupFor has not used.
+	groupSlab []group
 	// order is every usable group in dependency order (dependencies first).
 	order []*group
 	// outputs are the groups a run produces, in OU processing order then file order.
@@ -59,6 +61,12 @@ type Repo struct {
 	hintMu    sync.Mutex
 	hints     map[string]string
 	hintScans int
+	// peopleData and mmData are the texts of the people file and the manager map (yaml
+	// sources), peopleList what was parsed from the first: a later incremental load reparses
+	// only their entries that changed (see entryDocs).
+	peopleData, mmData []byte
+	peopleList         []people.Person
+	docs               entryDocs
 	// Timings of the load phases.
 	Timings Timings
 
@@ -137,6 +145,9 @@ type listing struct {
 	order []string
 	rank  map[string]int
 	err   error
+	// dirRel is the OU directory relative to the config's base directory (see filePaths).
+	dirRel  string
+	relDone bool
 }
 
 type dirEntry struct {
@@ -268,8 +279,8 @@ func (r *Repo) loadPeople(ctx context.Context, c *validate.Collector) error {
 		mmFile = oc.ManagerMapFile
 	}
 	if src.Type == "yaml" {
-		if f := src.Config.Get("filename"); f != nil && f.IsString() && f.Str != "" {
-			if r.reusePeople(r.peoplePath(f.Str), mmFile) {
+		if f, ok := src.Config.Get("filename").AsString(); ok && f != "" {
+			if r.reusePeople(r.peoplePath(f), mmFile) {
 				if r.cfg.Orgchart != nil && !r.inc.orgSame {
 					r.loadOrgchart()
 					r.afterPeople()
@@ -331,6 +342,10 @@ func (r *Repo) readManagerMap(path string) (map[string]string, error) {
 	if err != nil {
 		return nil, fmt.Errorf("manager map: %w", err)
 	}
+	r.mmData = data
+	if m, ok := r.managerMapFromBase(data); ok {
+		return m, nil
+	}
 	return people.ParseManagerMap(path, data)
 }
 
@@ -360,10 +375,8 @@ func (r *Repo) setOrgchart(m map[string]string, err error) {
 }
 
 func (r *Repo) peopleRel(src *config.PeopleSource) string {
-	if src.Config != nil {
-		if f := src.Config.Get("filename"); f != nil && f.IsString() {
-			return r.cfg.Rel(r.peoplePath(f.Str))
-		}
+	if f, ok := src.Config.Get("filename").AsString(); ok {
+		return r.cfg.Rel(r.peoplePath(f))
 	}
 	return r.cfg.Rel(r.cfg.File)
 }
@@ -399,17 +412,30 @@ func (r *Repo) readPeople(ctx context.Context, src *config.PeopleSource, depth i
 	}
 	switch src.Type {
 	case "yaml":
-		f := src.Config.Get("filename")
-		if f == nil || !f.IsString() || f.Str == "" {
+		f, ok := src.Config.Get("filename").AsString()
+		if !ok || f == "" {
 			return nil, fmt.Errorf("a yaml people source needs config.filename")
 		}
-		path := r.peoplePath(f.Str)
+		path := r.peoplePath(f)
 		r.opt.Logger.Debug("reading people", "source", src.Name, "path", path)
 		data, err := r.fsys.ReadFile(path, safefile.Options{MaxSize: r.opt.MaxFileSize})
 		if err != nil {
 			return nil, fmt.Errorf("people file: %w", err)
 		}
-		return people.ParseYAML(data)
+		if depth == 0 {
+			r.peopleData = data
+		}
+		if ps, ok := r.peopleFromBase(data); ok {
+			if depth == 0 {
+				r.peopleList = ps
+			}
+			return ps, nil
+		}
+		ps, err := people.ParseYAML(data)
+		if depth == 0 {
+			r.peopleList = ps
+		}
+		return ps, err
 	case "dummy":
 		return nil, nil
 	case "combined":
@@ -425,7 +451,7 @@ func (r *Repo) readPeople(ctx context.Context, src *config.PeopleSource, depth i
 // component that has a uid supplies the person. uids match case-insensitively.
 func (r *Repo) readCombined(ctx context.Context, src *config.PeopleSource, depth int) ([]people.Person, error) {
 	o := src.Config.Get("operator")
-	if o == nil || o.Kind == yaml11.Null {
+	if o.IsNull() {
 		return nil, fmt.Errorf("combined people source needs an operator (\"and\" or \"or\")")
 	}
 	op := o.Text()
@@ -434,29 +460,28 @@ func (r *Repo) readCombined(ctx context.Context, src *config.PeopleSource, depth
 		op = "or"
 	}
 	comps := src.Config.Get("components")
-	if comps != nil && comps.Kind != yaml11.Seq && comps.Kind != yaml11.Null {
+	if !comps.IsList() && !comps.IsNull() {
 		return nil, fmt.Errorf("combined people source: components must be a list")
 	}
-	if comps == nil || len(comps.Items) == 0 {
+	if len(comps.Items()) == 0 {
 		return nil, nil
 	}
 	var merged []people.Person
 	index := map[string]int{}
 	count := map[string]int{}
-	for i, it := range comps.Items {
+	for i, it := range comps.Items() {
 		var sub *config.PeopleSource
-		switch {
-		case it.IsString():
-			sub = r.cfg.People[it.Str]
+		if name, ok := it.AsString(); ok {
+			sub = r.cfg.People[name]
 			if sub == nil {
-				return nil, fmt.Errorf("combined people source: component %q is not a configured people source", it.Str)
+				return nil, fmt.Errorf("combined people source: component %q is not a configured people source", name)
 			}
-		default:
+		} else {
 			t := it.Get("type")
-			if t == nil {
+			if !t.Exists() {
 				return nil, fmt.Errorf("combined people source: component %d has no type", i+1)
 			}
-			sub = &config.PeopleSource{Name: fmt.Sprintf("%s[%d]", src.Name, i), Type: t.Text(), Config: it.Get("config"), Line: it.Line}
+			sub = &config.PeopleSource{Name: fmt.Sprintf("%s[%d]", src.Name, i), Type: t.Text(), Config: it.Get("config"), Line: it.Line()}
 		}
 		ps, err := r.readPeople(ctx, sub, depth+1)
 		if err != nil {
@@ -477,7 +502,7 @@ func (r *Repo) readCombined(ctx context.Context, src *config.PeopleSource, depth
 		}
 	}
 	if op == "and" {
-		n := len(comps.Items)
+		n := len(comps.Items())
 		merged = slices.DeleteFunc(merged, func(p people.Person) bool { return count[strings.ToLower(p.UID)] < n })
 	}
 	return merged, nil
@@ -501,7 +526,7 @@ func (r *Repo) registerMethods(c *validate.Collector) {
 		r.methods["management"] = true
 		r.methods["direct_report"] = true
 	}
-	if r.cfg.LDAPGroup != nil {
+	if r.cfg.LDAPGroup.Exists() {
 		r.methods["ldap_group"] = true
 	}
 	for name := range r.opt.Methods {
@@ -641,8 +666,14 @@ func (r *Repo) groupFor(ou *config.OU, l *listing, cn string) *group {
 	key := ou.Key + "/" + cn
 	ents := l.entries[cn]
 	e := ents[0]
-	path := filepath.Join(ou.Dir, e.name)
-	g := &group{ou: ou, cn: cn, ext: e.ext, path: path, rel: r.cfg.Rel(path), key: key}
+	path, rel := l.filePaths(ou.Dir, e.name, r.cfg.Rel)
+	var g *group
+	if len(r.groupSlab) > 0 {
+		g, r.groupSlab = &r.groupSlab[0], r.groupSlab[1:]
+	} else {
+		g = new(group)
+	}
+	*g = group{ou: ou, cn: cn, ext: e.ext, path: path, rel: rel, key: key}
 	if len(ents) > 1 {
 		var names []string
 		for _, x := range ents {
@@ -655,10 +686,37 @@ func (r *Repo) groupFor(ou *config.OU, l *listing, cn string) *group {
 	return g
 }
 
+// filePaths returns filepath.Join(dir, name) for a clean dir and a plain file name, and
+// relTo of it, computing relTo of the directory once per listing: filepath.Rel per file was a
+// visible share of loading 60,000 group files.
+func (l *listing) filePaths(dir, name string, relTo func(string) string) (path, rel string) {
+	sep := string(filepath.Separator)
+	if strings.HasSuffix(dir, sep) {
+		path = dir + name
+	} else {
+		path = dir + sep + name
+	}
+	if !l.relDone {
+		l.dirRel, l.relDone = relTo(dir), true
+	}
+	switch l.dirRel {
+	case dir: // not under the base directory (or no base): whatever relTo makes of the path
+		return path, relTo(path)
+	case ".":
+		return path, name
+	}
+	return path, l.dirRel + sep + name
+}
+
 // enumerate lists every OU directory, creates the group records of enumerated and dummy OUs
 // and parses them all in parallel. Only records that are needed are validated later (link).
 func (r *Repo) enumerate(ctx context.Context, c *validate.Collector) error {
-	var toParse []*group
+	type listed struct {
+		ou *config.OU
+		l  *listing
+	}
+	var lists []listed
+	total := 0
 	for _, ou := range r.cfg.SortedOUs() {
 		if ou.Mirror != "" || ou.Type == "member_of" {
 			continue
@@ -675,10 +733,26 @@ func (r *Repo) enumerate(ctx context.Context, c *validate.Collector) error {
 			}
 			continue
 		}
+		lists = append(lists, listed{ou, l})
+		total += len(l.order)
+	}
+	// Every group record of the run in one allocation, and a map that never rehashes while
+	// they are added (references to other OUs add a few more later).
+	r.groupSlab = make([]group, total)
+	if len(r.groups) == 0 {
+		r.groups = make(map[string]*group, total+total/8)
+	}
+	toParse := make([]*group, 0, total)
+	r.outputs = make([]*output, 0, total)
+	outs := make([]output, total)
+	for _, x := range lists {
+		ou, l := x.ou, x.l
 		for _, cn := range l.order {
 			g := r.groupFor(ou, l, cn)
 			toParse = append(toParse, g)
-			r.outputs = append(r.outputs, &output{ou: ou, g: g})
+			o := &outs[len(r.outputs)]
+			*o = output{ou: ou, g: g}
+			r.outputs = append(r.outputs, o)
 		}
 	}
 	// Enumeration errors do not stop here: parsing and linking go on so that one run reports
@@ -686,18 +760,33 @@ func (r *Repo) enumerate(ctx context.Context, c *validate.Collector) error {
 	return r.parseAll(ctx, toParse)
 }
 
+// readAheader is a file system that can fetch files ahead of the reads (a git tree streams
+// them out of one process): told the order of the reads, it has each file ready when a
+// parser asks for it.
+type readAheader interface{ ReadAhead(names []string) }
+
 func (r *Repo) parseAll(ctx context.Context, gs []*group) error {
+	if ra, ok := r.opt.FS.(readAheader); ok && (r.inc == nil || !r.inc.parse) {
+		names := make([]string, 0, len(gs))
+		for _, g := range gs {
+			if g.ext != "rb" && len(g.perrs) == 0 {
+				names = append(names, r.fsys.Rel(g.path))
+			}
+		}
+		ra.ReadAhead(names)
+	}
 	eg, ctx := errgroup.WithContext(ctx)
 	eg.SetLimit(r.opt.Parallelism)
 	const batch = 64
 	for i := 0; i < len(gs); i += batch {
 		part := gs[i:min(i+batch, len(gs))]
 		eg.Go(func() error {
+			var yp yaml11.Parser
 			for _, g := range part {
 				if err := ctx.Err(); err != nil {
 					return err
 				}
-				r.parse(g)
+				r.parseWith(g, &yp)
 			}
 			return nil
 		})
@@ -706,7 +795,10 @@ func (r *Repo) parseAll(ctx context.Context, gs []*group) error {
 }
 
 // parse reads and parses one group file into g (errors stay with g).
-func (r *Repo) parse(g *group) {
+func (r *Repo) parse(g *group) { r.parseWith(g, nil) }
+
+// parseWith is parse with a YAML parser whose storage the caller reuses (nil: none).
+func (r *Repo) parseWith(g *group, yp *yaml11.Parser) {
 	if g.def != nil || len(g.perrs) > 0 || r.reuseParse(g) {
 		return
 	}
@@ -731,7 +823,7 @@ func (r *Repo) parse(g *group) {
 	}
 	g.sum = sha256.Sum256(data)
 	p := &parser{rel: g.rel, today: r.today, ignoreExp: r.ignore, methods: r.methods,
-		allowed: r.allowedMethods(g.ou), filters: r.fnames, ownsData: true}
+		allowed: r.allowedMethods(g.ou), filters: r.fnames, ownsData: true, yaml: yp}
 	var def *definition
 	if g.ext == "txt" {
 		def = p.parseTxt(data)

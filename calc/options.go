@@ -64,7 +64,8 @@ type Options struct {
 	// Incremental reuses the work of a Repo loaded from another version of the same
 	// repository (see Incremental). Default: none, everything is read and computed.
 	Incremental *Incremental
-	// Parallelism bounds the goroutines used to read and parse files. Default 4×GOMAXPROCS.
+	// Parallelism bounds the goroutines used to read and parse files (default 4×GOMAXPROCS)
+	// and, with GOMAXPROCS, those that write the member lists of the result.
 	Parallelism int
 	// Logger receives debug output, and warnings when OnWarning is nil. Default: discard.
 	Logger *slog.Logger

@@ -2,6 +2,7 @@ package calc
 
 import (
 	"fmt"
+	"github.com/entitlements-go/entitlements/internal/yaml11"
 	"strings"
 	"unicode/utf8"
 	"unsafe"
@@ -34,6 +35,8 @@ type parser struct {
 	// ownsData: the caller hands its buffer over (it is never written again), so the text is
 	// not copied; every value is a substring of it either way.
 	ownsData bool
+	// yaml parses .yaml files into storage reused from file to file (nil: none).
+	yaml *yaml11.Parser
 }
 
 // methodHint suggests the rule method or filter name closest to an unknown key, and lists

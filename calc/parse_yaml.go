@@ -2,6 +2,7 @@ package calc
 
 import (
 	"strings"
+	"unsafe"
 
 	"github.com/entitlements-go/entitlements/internal/yaml11"
 	"github.com/entitlements-go/entitlements/validate"
@@ -9,7 +10,20 @@ import (
 
 // parseYAML parses the .yaml format (spec section 6).
 func (p *parser) parseYAML(data []byte) *definition {
-	root, warns, err := yaml11.Parse(data, yaml11.Options{AllowDates: true})
+	var root *yaml11.Node
+	var warns []yaml11.Warning
+	var err error
+	if p.yaml != nil {
+		// Nothing of the tree outlives this parse (the definition keeps strings and Go
+		// values only), so a parse worker's storage serves all its files.
+		text := string(data)
+		if p.ownsData && len(data) > 0 {
+			text = unsafe.String(unsafe.SliceData(data), len(data))
+		}
+		root, warns, err = p.yaml.ParseString(text, yaml11.Options{AllowDates: true})
+	} else {
+		root, warns, err = yaml11.Parse(data, yaml11.Options{AllowDates: true})
+	}
 	for _, w := range warns {
 		p.warn(w.Line, "%s", w.Msg)
 	}

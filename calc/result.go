@@ -2,12 +2,16 @@ package calc
 
 import (
 	"bufio"
+	"bytes"
 	"encoding/json"
 	"fmt"
 	"io"
 	"math"
+	"runtime"
 	"slices"
 	"strings"
+	"sync"
+	"sync/atomic"
 
 	"github.com/RoaringBitmap/roaring/v2"
 	"github.com/entitlements-go/entitlements/people"
@@ -49,6 +53,7 @@ func newResult(r *Repo) (*Result, error) {
 	res := &Result{repo: r, byKey: make(map[string]*Group, len(r.outputs)),
 		finals: make(map[*group]*roaring.Bitmap, len(r.outputs)), groupOf: make(map[string]*group, len(r.outputs))}
 	flagged := map[*group]bool{}
+	var pending []memberFill
 	var errs validate.Collector
 	for _, o := range r.outputs {
 		g := o.g
@@ -102,7 +107,11 @@ func newResult(r *Repo) (*Result, error) {
 		if out.Description == "" {
 			out.Description = g.cn
 		}
-		out.Metadata = make(map[string]any, len(g.def.metadata)+1)
+		hint := len(g.def.metadata)
+		if flagged[g] {
+			hint++
+		}
+		out.Metadata = make(map[string]any, hint)
 		for _, m := range g.def.metadata {
 			if m.key == "_filename" {
 				// The reference overwrites this internal key with the file path and never
@@ -114,23 +123,77 @@ func newResult(r *Repo) (*Result, error) {
 		if flagged[g] {
 			out.Metadata["no_members_ok"] = true
 		}
-		out.Members = r.uids(fin)
+		pending = append(pending, memberFill{out, fin})
 		res.Groups = append(res.Groups, out)
 		res.byKey[out.Key] = out
 	}
 	if err := errs.Err(); err != nil {
 		return nil, err
 	}
+	r.fillMembers(pending)
 	slices.SortFunc(res.Groups, func(a, b *Group) int { return strings.Compare(a.Key, b.Key) })
 	return res, nil
 }
 
-func (r *Repo) uids(b *roaring.Bitmap) []string {
-	out := make([]string, 0, b.GetCardinality())
+// memberFill is an output group whose member list is still to be written.
+type memberFill struct {
+	out *Group
+	fin *roaring.Bitmap
+}
+
+// fillMembers writes the member lists, in parallel: the sets are final and the directory is
+// only read, and turning 3 million ids into names is most of what is left to do after the
+// evaluation, which is sequential.
+func (r *Repo) fillMembers(pending []memberFill) {
+	workers := min(runtime.GOMAXPROCS(0), r.opt.Parallelism, max(1, len(pending)/512))
+	if workers <= 1 {
+		var a memberArena
+		for _, p := range pending {
+			p.out.Members = a.uids(r, p.fin)
+		}
+		return
+	}
+	var wg sync.WaitGroup
+	per := (len(pending) + workers - 1) / workers
+	for lo := 0; lo < len(pending); lo += per {
+		part := pending[lo:min(lo+per, len(pending))]
+		wg.Go(func() {
+			var a memberArena
+			for _, p := range part {
+				p.out.Members = a.uids(r, p.fin)
+			}
+		})
+	}
+	wg.Wait()
+}
+
+// memberArena hands out the member lists of a result from shared backing arrays: one
+// allocation per 64k members instead of one per group, and ids decoded in batches.
+type memberArena struct {
+	free []string
+	ids  []uint32
+}
+
+func (m *memberArena) uids(r *Repo, b *roaring.Bitmap) []string {
+	n := int(b.GetCardinality())
+	if n == 0 {
+		return []string{}
+	}
+	if n > len(m.free) {
+		m.free = make([]string, max(n, 1<<16))
+	}
+	// Full slice expression: appending to one group's list must not overwrite the next's.
+	out := m.free[:0:n]
+	m.free = m.free[n:]
+	if m.ids == nil {
+		m.ids = make([]uint32, 512)
+	}
 	// IDs follow the byte order of uids (people.NewDirectory), so this is already sorted.
-	it := b.Iterator()
-	for it.HasNext() {
-		out = append(out, r.dir.UID(it.Next()))
+	it := b.ManyIterator()
+	for k := it.NextMany(m.ids); k > 0; k = it.NextMany(m.ids) {
+		for _, id := range m.ids[:k] {
+			out = append(out, r.dir.UID(id))
+		}
 	}
 	return out
 }
@@ -143,10 +206,84 @@ func (res *Result) Group(key string) *Group { return res.byKey[key] }
 // tens of thousands of groups is not built twice in memory.
 func (res *Result) WriteJSON(w io.Writer) error {
 	bw := bufio.NewWriterSize(w, 1<<16)
-	var keys []string // reused by writeMetadata
 	bw.WriteString("{\n  \"groups\": {")
-	for i, g := range res.Groups {
-		if i > 0 {
+	if err := res.writeGroupsJSON(bw); err != nil {
+		return err
+	}
+	if len(res.Groups) > 0 {
+		bw.WriteString("\n  ")
+	}
+	bw.WriteString("}\n}\n")
+	return bw.Flush()
+}
+
+// jsonChunk is the number of groups rendered as one piece by one goroutine.
+const jsonChunk = 512
+
+// writeGroupsJSON writes the groups' entries. Large results are rendered by several
+// goroutines, chunk by chunk, and written in order: rendering 130 MB of JSON is the last
+// sequential phase of a run. At most two chunks per core wait to be written.
+func (res *Result) writeGroupsJSON(bw *bufio.Writer) error {
+	workers := runtime.GOMAXPROCS(0)
+	if len(res.Groups) <= jsonChunk || workers == 1 {
+		var keys []string
+		return writeGroupEntries(bw, res.Groups, true, &keys)
+	}
+	type piece struct {
+		buf  *bytes.Buffer
+		err  error
+		done chan struct{}
+	}
+	pieces := make([]*piece, (len(res.Groups)+jsonChunk-1)/jsonChunk)
+	for i := range pieces {
+		pieces[i] = &piece{done: make(chan struct{})}
+	}
+	// The buffers go round: a piece is rendered into a free one, which returns once written.
+	free := make(chan *bytes.Buffer, 2*workers)
+	for range cap(free) {
+		free <- new(bytes.Buffer)
+	}
+	var stop atomic.Bool
+	go func() {
+		for i, p := range pieces {
+			buf := <-free
+			go func() {
+				defer close(p.done)
+				buf.Reset()
+				p.buf = buf
+				if stop.Load() {
+					return
+				}
+				part := res.Groups[i*jsonChunk : min((i+1)*jsonChunk, len(res.Groups))]
+				pw := bufio.NewWriterSize(buf, 1<<14)
+				var keys []string
+				p.err = writeGroupEntries(pw, part, i == 0, &keys)
+				pw.Flush()
+			}()
+		}
+	}()
+	var err error
+	for _, p := range pieces {
+		<-p.done
+		if err == nil {
+			if err = p.err; err == nil {
+				_, err = bw.Write(p.buf.Bytes())
+			}
+			if err != nil {
+				stop.Store(true) // the rest is only waited for, not rendered
+			}
+		}
+		free <- p.buf
+		p.buf = nil
+	}
+	return err
+}
+
+// writeGroupEntries writes groups as entries of the "groups" object; first says whether the
+// first of them opens the object (no comma before it).
+func writeGroupEntries(bw *bufio.Writer, groups []*Group, first bool, keys *[]string) error {
+	for i, g := range groups {
+		if i > 0 || !first {
 			bw.WriteByte(',')
 		}
 		bw.WriteString("\n    ")
@@ -173,7 +310,7 @@ func (res *Result) WriteJSON(w io.Writer) error {
 		bw.WriteString("],\n      \"metadata\": ")
 		if len(g.Metadata) == 0 {
 			bw.WriteString("{}")
-		} else if !writeMetadata(bw, g.Metadata, &keys) {
+		} else if !writeMetadata(bw, g.Metadata, keys) {
 			b, err := json.MarshalIndent(g.Metadata, "      ", "  ")
 			if err != nil {
 				return err
@@ -182,11 +319,7 @@ func (res *Result) WriteJSON(w io.Writer) error {
 		}
 		bw.WriteString("\n    }")
 	}
-	if len(res.Groups) > 0 {
-		bw.WriteString("\n  ")
-	}
-	bw.WriteString("}\n}\n")
-	return bw.Flush()
+	return nil
 }
 
 // writeMetadata writes the common metadata, strings and booleans only, exactly as

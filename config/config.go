@@ -2,6 +2,10 @@
 // environment substitution, YAML 1.1 parsing, backend presets merged into OU entries, per-type
 // key checks, filters, extras and people sources. Every problem is reported at once as
 // `path:line: message`; a *Config that is returned is valid and never checked again.
+//
+// The keys that providers, filters, people sources and auditors read for themselves are
+// kept as Values (OU.Settings, Filter.Config, ...), typed as the reference's YAML loader
+// types them.
 package config
 
 import (
@@ -84,15 +88,15 @@ type Config struct {
 	Filters []*Filter
 	// Orgchart is set when the orgchart extra is configured.
 	Orgchart *Orgchart
-	// LDAPGroup is set when the ldap_group extra is configured (its raw connection settings;
-	// outside this module use LDAPGroupSettings).
-	LDAPGroup *yaml11.Node
+	// LDAPGroup holds the settings of the ldap_group extra (its LDAP connection); it does
+	// not Exist when the extra is not configured.
+	LDAPGroup Value
 	// MaxParallelism from the config (default 1; the Go engine uses it as a hint only).
 	MaxParallelism int
 	// IgnoreExpirations (accepted here as an extension, Q-09).
 	IgnoreExpirations bool
-	// Auditors as configured (raw maps; outside this module use AuditorSettings).
-	Auditors []*yaml11.Node
+	// Auditors are the `auditors:` entries (maps), in config order.
+	Auditors []Value
 
 	baseDir string
 	byKey   map[string]*OU
@@ -112,9 +116,9 @@ type OU struct {
 	// AllowedMethods / AllowedTypes are nil when the OU does not restrict them.
 	AllowedMethods []string
 	AllowedTypes   []string
-	// Settings is the merged OU map (type removed) for providers to read their own keys.
-	// Outside this module use Setting, SettingString or SettingsMap.
-	Settings *yaml11.Node
+	// Settings is the OU's map (its backend preset merged under it, type and backend
+	// removed), from which providers read their own keys.
+	Settings Value
 	// Order is the position in the config file, used to break sort ties deterministically.
 	Order int
 	// FileErr, when set, fails every file of the OU that a run uses (an untyped OU whose
@@ -131,8 +135,8 @@ type Filter struct {
 	Group, LDAPGroup string
 	// ExcludedPaths / IncludedPaths are substring matches on the group file's full path.
 	ExcludedPaths, IncludedPaths []string
-	// Config is the raw `config:` map (outside this module use ConfigMap).
-	Config *yaml11.Node
+	// Config is the `config:` map (an empty map when the filter has none).
+	Config Value
 	Line   int
 }
 
@@ -148,8 +152,8 @@ type Orgchart struct {
 // PeopleSource is one entry of `people:`.
 type PeopleSource struct {
 	Name, Type string
-	// Config is the raw `config:` map (outside this module use ConfigMap).
-	Config *yaml11.Node
+	// Config is the `config:` map (IsNull when the source has none).
+	Config Value
 	Line   int
 }
 
@@ -391,7 +395,7 @@ func (l *loader) auditors(v *yaml11.Node) {
 		if class != "GitRepo" && class != "Entitlements::Auditor::GitRepo" {
 			l.c.Warn(l.rel, a.Line, "auditor %s is not supported by entitlements-go (only GitRepo is): apply refuses to run without it", class)
 		}
-		l.cfg.Auditors = append(l.cfg.Auditors, a)
+		l.cfg.Auditors = append(l.cfg.Auditors, Value{a})
 	}
 }
 
@@ -423,7 +427,7 @@ func (l *loader) people(p, sel *yaml11.Node) {
 			l.errf(cfgNode.Line, "people source %q: config must be a map, not %s", name, cfgNode.RubyClass())
 			continue
 		}
-		l.cfg.People[name] = &PeopleSource{Name: name, Type: t.Str, Config: cfgNode, Line: v.Line}
+		l.cfg.People[name] = &PeopleSource{Name: name, Type: t.Str, Config: Value{cfgNode}, Line: v.Line}
 	}
 	if sel.Str == "" {
 		l.errf(sel.Line, "The Entitlements configuration must define a people_data_source!")
@@ -478,7 +482,7 @@ func (l *loader) extras(v *yaml11.Node) {
 				oc.Err = fmt.Sprintf("The `manager_map_file` %s does not exist!", name)
 			}
 		case "ldap_group":
-			l.cfg.LDAPGroup = e
+			l.cfg.LDAPGroup = Value{e}
 		default:
 			l.errf(k.Line, "Error loading %s: there is no built-in extra named %s (known: ldap_group, orgchart)", plain(k), show(k))
 		}
@@ -531,7 +535,7 @@ func (l *loader) groups(g, backends *yaml11.Node) {
 		if ou.Type != "member_of" {
 			continue
 		}
-		for _, it := range ou.Settings.Get("ou").Items {
+		for _, it := range ou.Settings.n.Get("ou").Items {
 			if l.cfg.byKey[it.Text()] == nil {
 				// The reference only fails when none of the listed OUs exists (at plan time).
 				l.c.Warn(l.rel, it.Line, "Group %q: member_of OU %s is not configured; it is ignored", ou.Key, show(it))
@@ -556,7 +560,7 @@ func (l *loader) overlaps() {
 	}
 }
 
-func setting(ou *OU, key string) *yaml11.Node { return ou.Settings.Get(key) }
+func setting(ou *OU, key string) *yaml11.Node { return ou.Settings.n.Get(key) }
 
 func settingText(ou *OU, key string) (string, bool) {
 	v := setting(ou, key)
@@ -645,7 +649,7 @@ func (l *loader) ou(key string, m *yaml11.Node, line int) *OU {
 		l.errf(t.Line, "Entitlements configuration group %q has invalid type (%s)", key, show(t))
 		return nil
 	}
-	ou := &OU{Key: key, Type: t.Str, Spec: spec, Line: line, Settings: mergeMaps(&yaml11.Node{Kind: yaml11.Map}, m, "type")}
+	ou := &OU{Key: key, Type: t.Str, Spec: spec, Line: line, Settings: Value{mergeMaps(&yaml11.Node{Kind: yaml11.Map}, m, "type")}}
 	for i, k := range m.Keys {
 		// A substituted secret is text as given, even when it reads as a number.
 		if v := m.Values[i]; v.Substituted && (v.Kind == yaml11.Bool || v.Kind == yaml11.Int) &&
@@ -678,7 +682,7 @@ func (l *loader) ou(key string, m *yaml11.Node, line int) *OU {
 			}
 		}
 		var unknown []string
-		for _, k := range ou.Settings.Keys {
+		for _, k := range ou.Settings.n.Keys {
 			if !spec.accepts(k.Text()) {
 				unknown = append(unknown, k.Text())
 			}
@@ -802,7 +806,7 @@ func (l *loader) checkMirror(ou *OU) {
 		l.errf(ou.Line, "%q is declared as a mirror OU but source %q exists!", ou.Key, l.cfg.Rel(ou.Dir))
 	}
 	src := l.cfg.byKey[ou.Mirror]
-	target := show(ou.Settings.Get("mirror"))
+	target := show(ou.Settings.n.Get("mirror"))
 	switch {
 	case src == nil:
 		l.errf(ou.Line, "%q is declared as a mirror to a non-existing target %s!", ou.Key, target)
@@ -855,7 +859,7 @@ func (l *loader) filters(v *yaml11.Node) {
 			l.errf(conf.Line, "filter %q: config must be a map, not %s", name, conf.RubyClass())
 			continue
 		}
-		flt.Config = conf
+		flt.Config = Value{conf}
 		ok := true
 		switch flt.Class {
 		case FilterMemberOfGroup:
@@ -867,7 +871,7 @@ func (l *loader) filters(v *yaml11.Node) {
 				flt.Group = g.Str
 			}
 		case FilterMemberOfLDAPGroup:
-			if l.cfg.LDAPGroup == nil {
+			if !l.cfg.LDAPGroup.Exists() {
 				l.errf(c.Line, "filter %q: class %s needs the ldap_group extra (uninitialized constant)", name, c.Str)
 				ok = false
 			}

@@ -248,8 +248,8 @@ func TestBackends(t *testing.T) {
 	if a.Base != "ou=a,dc=example" || b.Base != "ou=preset,dc=example" || a.Type != "ldap" || lib.Type != "dummy" || lib.Spec.Enumerates {
 		t.Errorf("merge: a %+v, b %+v, lib %+v", a, b, lib)
 	}
-	if a.Settings.Get("backend") != nil || a.Settings.Get("type") != nil || a.Settings.Get("ldap_uri").Text() != "ldaps://ldap.example.net" {
-		t.Errorf("a settings keep backend/type or lose preset keys: %s", a.Settings.Inspect())
+	if a.Settings.Get("backend").Exists() || a.Settings.Get("type").Exists() || a.Settings.Get("ldap_uri").Text() != "ldaps://ldap.example.net" {
+		t.Errorf("a settings keep backend/type or lose preset keys: %s", a.Settings.Text())
 	}
 }
 
@@ -430,8 +430,8 @@ func TestExtras(t *testing.T) {
 	if errs != nil {
 		t.Fatal(errs)
 	}
-	if cfg.Orgchart == nil || cfg.Orgchart.ManagerMapFile != filepath.Join(cfg.Dir, "manager-map.yaml") || cfg.LDAPGroup == nil {
-		t.Errorf("extras: orgchart %+v ldap_group %v", cfg.Orgchart, cfg.LDAPGroup)
+	if cfg.Orgchart == nil || cfg.Orgchart.ManagerMapFile != filepath.Join(cfg.Dir, "manager-map.yaml") || !cfg.LDAPGroup.IsMap() {
+		t.Errorf("extras: orgchart %+v ldap_group %s", cfg.Orgchart, cfg.LDAPGroup.Text())
 	}
 }
 

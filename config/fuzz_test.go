@@ -74,7 +74,7 @@ func checkConfig(t *testing.T, cfg *Config) {
 	keys := map[string]bool{}
 	for i, ou := range cfg.OUs {
 		if ou.Key == "" || keys[ou.Key] || cfg.OU(ou.Key) != ou || ou.Order != i || ou.Type != ou.Spec.Name ||
-			!filepath.IsAbs(ou.Dir) || ou.Settings == nil || ou.Settings.Get("type") != nil || ou.Settings.Get("backend") != nil {
+			!filepath.IsAbs(ou.Dir) || !ou.Settings.IsMap() || ou.Settings.Get("type").Exists() || ou.Settings.Get("backend").Exists() {
 			t.Fatalf("OU %d: %+v", i, ou)
 		}
 		keys[ou.Key] = true
@@ -103,7 +103,7 @@ func checkConfig(t *testing.T, cfg *Config) {
 	}
 	names := map[string]bool{}
 	for _, f := range cfg.Filters {
-		if f.Name == "" || names[f.Name] || slices.Contains(reservedFilterNames, f.Name) || f.Config == nil {
+		if f.Name == "" || names[f.Name] || slices.Contains(reservedFilterNames, f.Name) || !f.Config.IsMap() {
 			t.Fatalf("filter %+v", f)
 		}
 		names[f.Name] = true
@@ -113,7 +113,7 @@ func checkConfig(t *testing.T, cfg *Config) {
 				t.Fatalf("filter %s group %q", f.Name, f.Group)
 			}
 		case FilterMemberOfLDAPGroup:
-			if cfg.LDAPGroup == nil {
+			if !cfg.LDAPGroup.Exists() {
 				t.Fatalf("filter %s without the ldap_group extra", f.Name)
 			}
 		case "Mine":

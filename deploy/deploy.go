@@ -36,7 +36,8 @@ type Options struct {
 	ReadConcurrency int
 	// Logger receives one line per write (through ApplyOptions). Default: discard.
 	Logger *slog.Logger
-	// Progress, when set, is told when each target's read starts and ends (see Progress).
+	// Progress, when set, is told when each target's read starts, how far it has come (when
+	// its provider reports that) and when it ends (see Progress).
 	Progress func(Progress)
 }
 
@@ -168,7 +169,9 @@ func Build(ctx context.Context, res *calc.Result, cfg *config.Config, opt Option
 			defer func() { <-sem }()
 			start := time.Now()
 			opt.progress(Progress{OU: tp.OU, Type: tp.Type, Desired: len(byOU[tp.OU])})
+			stop := opt.watchRead(tp, len(byOU[tp.OU]), start)
 			tp.Err = planGroups(ctx, tp, byOU[tp.OU], opt)
+			stop()
 			tp.ReadTime = time.Since(start)
 			opt.progress(tp.progress(len(byOU[tp.OU]), tp.ReadTime))
 		}()
@@ -294,7 +297,7 @@ func planMemberOf(tp *TargetPlan, res *calc.Result, cfg *config.Config, plan *Pl
 	ou := tp.target.OU
 	attr := ou.Settings.Get("memberof_attribute").Text()
 	var listed []string
-	for _, it := range ou.Settings.Get("ou").Items {
+	for _, it := range ou.Settings.Get("ou").Items() {
 		k := it.Text()
 		if o := cfg.OU(k); o != nil && o.Mirror == "" && o.Spec.Enumerates {
 			listed = append(listed, k)
@@ -307,7 +310,7 @@ func planMemberOf(tp *TargetPlan, res *calc.Result, cfg *config.Config, plan *Pl
 	}
 	if len(listed) == 0 {
 		var all []string
-		for _, it := range ou.Settings.Get("ou").Items {
+		for _, it := range ou.Settings.Get("ou").Items() {
 			all = append(all, it.Text())
 		}
 		return nil, fmt.Errorf("memberOf emulator found no OUs matching: %s", strings.Join(all, ", "))

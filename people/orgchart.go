@@ -7,6 +7,7 @@ import (
 
 	"github.com/RoaringBitmap/roaring/v2"
 	"github.com/entitlements-go/entitlements/internal/safefile"
+	"github.com/entitlements-go/entitlements/internal/topmap"
 	"github.com/entitlements-go/entitlements/internal/yaml11"
 	"github.com/entitlements-go/entitlements/validate"
 )
@@ -49,11 +50,19 @@ func LoadManagerMapFile(path string, maxSize int64) (map[string]string, error) {
 
 // ParseManagerMap parses manager map text read from path (named in errors).
 func ParseManagerMap(path string, data []byte) (map[string]string, error) {
+	if out, ok := managerEntries(data); ok {
+		return out, nil
+	}
+	return managerWhole(path, data)
+}
+
+// managerWhole parses a manager map as one document.
+func managerWhole(path string, data []byte) (map[string]string, error) {
 	root, _, err := yaml11.Parse(data, yaml11.Options{AllowDates: true})
 	if err != nil {
 		return nil, fmt.Errorf("manager map %s: %w", path, err)
 	}
-	out := map[string]string{}
+	out := make(map[string]string, len(root.Keys))
 	if root.Kind == yaml11.Null {
 		return out, nil
 	}
@@ -70,6 +79,32 @@ func ParseManagerMap(path string, data []byte) (map[string]string, error) {
 		out[k.Text()] = m.Text()
 	}
 	return out, nil
+}
+
+// managerEntries is parseEntries for a manager map.
+func managerEntries(data []byte) (map[string]string, bool) {
+	doc, ok := topmap.Split(data)
+	if !ok {
+		return nil, false
+	}
+	text := string(data)
+	out := make(map[string]string, len(doc.Keys))
+	var p yaml11.Parser
+	for i := range doc.Keys {
+		start, end := doc.Span(i)
+		root, _, err := p.ParseString(text[start:end], yaml11.Options{AllowDates: true})
+		if err != nil || root.Kind != yaml11.Map || len(root.Keys) != 1 {
+			return nil, false
+		}
+		k, v := root.Keys[0], root.Values[0]
+		m := v.Get("manager")
+		if m == nil || m.Kind == yaml11.Null {
+			out[k.Text()] = ""
+			continue
+		}
+		out[k.Text()] = m.Text()
+	}
+	return out, true
 }
 
 // NewOrgchart indexes managerMap (keys are lower-case uids) for the people of dir.

@@ -10,6 +10,7 @@ import (
 	"strings"
 
 	"github.com/entitlements-go/entitlements/internal/safefile"
+	"github.com/entitlements-go/entitlements/internal/topmap"
 	"github.com/entitlements-go/entitlements/internal/yaml11"
 	"github.com/entitlements-go/entitlements/validate"
 )
@@ -107,6 +108,14 @@ func (e *LineError) Error() string { return fmt.Sprintf("line %d: %s", e.Line, e
 
 // ParseYAML parses people YAML text.
 func ParseYAML(data []byte) ([]Person, error) {
+	if out, ok := parseEntries(data); ok {
+		return out, nil
+	}
+	return parseWhole(data)
+}
+
+// parseWhole parses a people file as one document.
+func parseWhole(data []byte) ([]Person, error) {
 	root, _, err := yaml11.Parse(data, yaml11.Options{AllowDates: true})
 	if err != nil {
 		if e, ok := err.(*yaml11.Error); ok && e.Line > 0 {
@@ -122,28 +131,64 @@ func ParseYAML(data []byte) ([]Person, error) {
 	}
 	out := make([]Person, 0, len(root.Keys))
 	for i, k := range root.Keys {
-		v := root.Values[i]
-		if k.Kind != yaml11.String {
-			return nil, &LineError{k.Line, fmt.Sprintf("uid %s is a %s, not a string (quote it)", validate.ExcerptRaw(k.Inspect()), k.RubyClass())}
+		p, err := personOf(k, root.Values[i])
+		if err != nil {
+			return nil, err
 		}
-		if v.Kind != yaml11.Map {
-			return nil, &LineError{v.Line, fmt.Sprintf("person %s must have a map of attributes, not %s", validate.Excerpt(k.Str), v.RubyClass())}
-		}
-		attrs := make(map[string]any, len(v.Keys))
-		for j, ak := range v.Keys {
-			av := v.Values[j]
-			if av.Kind == yaml11.Null {
-				continue
-			}
-			if mixedList(av) {
-				// The reference sorts attribute lists and fails on the comparison.
-				return nil, &LineError{av.Line, fmt.Sprintf("attribute %s of person %s mixes strings and numbers (quote the numbers)", validate.Excerpt(ak.Text()), validate.Excerpt(k.Str))}
-			}
-			attrs[ak.Text()] = av.Interface()
-		}
-		out = append(out, Person{UID: k.Str, Attrs: attrs})
+		out = append(out, p)
 	}
 	return out, nil
+}
+
+// parseEntries parses a people file entry by entry (see topmap: each entry on its own gives
+// what the whole document gives for it) into storage reused from one entry to the next, so
+// that the YAML trees of 50,000 people are never all in memory. It reports false for a file
+// not in that layout or with any error, which the whole-document parse then reports at its
+// line.
+func parseEntries(data []byte) ([]Person, bool) {
+	doc, ok := topmap.Split(data)
+	if !ok {
+		return nil, false
+	}
+	text := string(data) // the people's strings are substrings of one copy
+	out := make([]Person, 0, len(doc.Keys))
+	var p yaml11.Parser
+	for i := range doc.Keys {
+		start, end := doc.Span(i)
+		root, _, err := p.ParseString(text[start:end], yaml11.Options{AllowDates: true})
+		if err != nil || root.Kind != yaml11.Map || len(root.Keys) != 1 {
+			return nil, false
+		}
+		person, err := personOf(root.Keys[0], root.Values[0])
+		if err != nil {
+			return nil, false
+		}
+		out = append(out, person)
+	}
+	return out, true
+}
+
+// personOf converts one entry of a people file.
+func personOf(k, v *yaml11.Node) (Person, error) {
+	if k.Kind != yaml11.String {
+		return Person{}, &LineError{k.Line, fmt.Sprintf("uid %s is a %s, not a string (quote it)", validate.ExcerptRaw(k.Inspect()), k.RubyClass())}
+	}
+	if v.Kind != yaml11.Map {
+		return Person{}, &LineError{v.Line, fmt.Sprintf("person %s must have a map of attributes, not %s", validate.Excerpt(k.Str), v.RubyClass())}
+	}
+	attrs := make(map[string]any, len(v.Keys))
+	for j, ak := range v.Keys {
+		av := v.Values[j]
+		if av.Kind == yaml11.Null {
+			continue
+		}
+		if mixedList(av) {
+			// The reference sorts attribute lists and fails on the comparison.
+			return Person{}, &LineError{av.Line, fmt.Sprintf("attribute %s of person %s mixes strings and numbers (quote the numbers)", validate.Excerpt(ak.Text()), validate.Excerpt(k.Str))}
+		}
+		attrs[ak.Text()] = av.Interface()
+	}
+	return Person{UID: k.Str, Attrs: attrs}, nil
 }
 
 // mixedList reports a list holding both strings and numbers.

@@ -51,6 +51,10 @@ func Key(dn string) string { return normalizeDN(dn) }
 // Target is one OU key handled by one provider.
 type Target struct {
 	OU *config.OU
+	// Progress, when set, is told how far a running read of the target has come (deploy
+	// sets it while it reads the target, when its caller shows progress). Providers call
+	// ReportRead rather than this.
+	Progress func(ReadProgress)
 }
 
 // Provider reads and writes one kind of target.

@@ -25,12 +25,13 @@ func cmdBench(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 	n := fs.Int("people", 5000, "number of people in the generated repo")
 	dir := fs.String("dir", "", "write the repo here and keep it (default: a temporary directory, removed after)")
 	seed := fs.Int64("seed", 1, "generator seed")
+	diffRuns := fs.Int("diff", 0, "also commit the repo to git with a typical change on top (3 group files, 1 manager) and time whole-process diff of the two commits against whole-process calc, N runs each (needs git)")
 	floorRuns := fs.Int("floor", 0, "also run whole calc (JSON written to a file) and the I/O floor (read every file, write as many bytes) N times each and print both and their ratio")
 	if !parseFlags(fs, args, stderr) {
 		return exitUsage
 	}
-	if *floorRuns < 0 {
-		fmt.Fprintf(stderr, "entitlements bench: --floor must be a number of runs (>= 1)\n")
+	if *floorRuns < 0 || *diffRuns < 0 {
+		fmt.Fprintf(stderr, "entitlements bench: --floor and --diff take a number of runs (>= 1)\n")
 		return exitUsage
 	}
 	out := *dir
@@ -88,6 +89,14 @@ func cmdBench(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 			return exitError
 		}
 		printFloor(stdout, rep, *floorRuns)
+	}
+	if *diffRuns > 0 {
+		rep, err := runDiffBench(ctx, out, *diffRuns)
+		if err != nil {
+			fmt.Fprintf(stderr, "entitlements bench: %v\n", err)
+			return exitError
+		}
+		printDiffBench(stdout, rep, *diffRuns)
 	}
 	return exitOK
 }

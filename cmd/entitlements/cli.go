@@ -37,8 +37,8 @@ var commandDocs = map[string]commandDoc{
 		"entitlements graph --config PATH [--group OU/CN] [--format dot|mermaid]",
 		"entitlements graph --config examples/config/entitlements.yaml --group apps/prod-ssh | dot -Tsvg > g.svg"},
 	"bench": {"generate a synthetic repo and time load, validate and calculate",
-		"entitlements bench --people N [--dir DIR] [--seed N] [--floor RUNS]",
-		"entitlements bench --people 50000 --floor 3"},
+		"entitlements bench --people N [--dir DIR] [--seed N] [--floor RUNS] [--diff RUNS]",
+		"entitlements bench --people 50000 --floor 3 --diff 3"},
 	"version": {"print the module version and VCS revision of this binary",
 		"entitlements version", "entitlements --version"},
 }

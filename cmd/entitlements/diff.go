@@ -5,6 +5,7 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"runtime/pprof"
@@ -115,66 +116,133 @@ func diffRevisions(ctx context.Context, c *common, baseRev, headRev string, stde
 	cfgRel = "/" + filepath.ToSlash(cfgRel)
 	opt.WorkDir = repo.Prefix()
 
-	baseTree, err := repo.Tree(ctx, baseRev)
+	baseCommit, err := repo.Resolve(ctx, baseRev)
 	if err != nil {
 		return fail(exitError, "--base: %v", err)
 	}
-	if err := baseTree.Prefetch(ctx); err != nil {
-		return fail(exitError, "reading %s: %v", baseRev, err)
-	}
-	baseRepo, err := calc.LoadFS(ctx, baseTree, cfgRel, opt)
-	if err != nil {
-		fmt.Fprintf(stderr, "entitlements diff: the base revision %s does not load:\n", baseRev)
-		printErr(stderr, err)
-		return nil, exitError
-	}
-	baseRes, err := baseRepo.Calculate(ctx)
-	if err != nil {
-		fmt.Fprintf(stderr, "entitlements diff: the base revision %s does not calculate:\n", baseRev)
-		printErr(stderr, err)
-		return nil, exitError
-	}
-
-	t1 := time.Now()
-	// vfs.Dir: reads of the work tree keep the size caps and symlink roots of a normal run.
-	var headFS = vfs.Dir(repo.Top())
-	name := "the work tree"
+	headCommit := ""
 	if headRev != "" {
-		t, err := repo.Tree(ctx, headRev)
+		if headCommit, err = repo.Resolve(ctx, headRev); err != nil {
+			return fail(exitError, "--head: %v", err)
+		}
+	}
+	// The base tree and the changed files are listed while the head loads (when the head is
+	// read from disk, the base is only needed for the incremental load that follows).
+	type listing struct {
+		tree    *gitfs.Tree
+		changed []string
+		err     error
+	}
+	listed := make(chan listing, 1)
+	go func() {
+		var l listing
+		if l.tree, l.err = repo.Tree(ctx, baseCommit); l.err != nil {
+			l.err = fmt.Errorf("--base: %w", l.err)
+		} else {
+			l.changed, l.err = repo.Changed(ctx, baseCommit, headCommit)
+		}
+		listed <- l
+	}()
+	// vfs.Dir: reads of the work tree keep the size caps and symlink roots of a normal run.
+	head := &diffSide{desc: "the work tree", fsys: vfs.Dir(repo.Top()), label: "head", disk: true}
+	if headRev != "" {
+		t, err := repo.Tree(ctx, headCommit)
 		if err != nil {
 			return fail(exitError, "--head: %v", err)
 		}
-		headFS, name = t, headRev
+		head = &diffSide{desc: headRev, fsys: t, label: "head"}
+		// A head revision that is the commit checked out is read from the work tree wherever
+		// the files there are that commit's (checked by object id, file by file): plain files
+		// read faster than git decompresses objects.
+		if headCommit == commitOf(ctx, repo, "HEAD") {
+			head.fsys, head.disk = t.FromWorkTree(), true
+		}
 	}
-	changed, err := repo.Changed(ctx, baseTree.Commit(), commitOf(ctx, repo, headRev))
-	if err != nil {
-		return fail(exitError, "%v", err)
+	base := &diffSide{desc: "the base revision " + baseRev, label: "base"}
+	// One side is loaded in full, the other incrementally over it (only the changed files
+	// are read and only what depends on them is computed again). The full side is the one
+	// on disk when there is one: then git is asked for the few changed files only.
+	full, inc := base, head
+	if head.disk {
+		full, inc = head, base
 	}
+	var l listing
+	if !head.disk {
+		if l = <-listed; l.err != nil {
+			return fail(exitError, "%v", l.err)
+		}
+		base.fsys = l.tree
+	}
+	tGit := time.Now()
+	pprof.SetGoroutineLabels(pprof.WithLabels(ctx, pprof.Labels("diff", full.label)))
+	if code := full.load(ctx, cfgRel, opt, stderr); code != exitOK {
+		return nil, code
+	}
+	if head.disk {
+		if l = <-listed; l.err != nil {
+			return fail(exitError, "%v", l.err)
+		}
+		base.fsys = l.tree
+	}
+	changed := l.changed
 	set := make(map[string]bool, len(changed))
 	for _, p := range changed {
 		set[p] = true
 	}
-	hopt := opt
-	hopt.Incremental = &calc.Incremental{Base: baseRepo, Changed: func(p string) bool { return set[p] }}
-	headRepo, err := calc.LoadFS(ctx, headFS, cfgRel, hopt)
-	if err != nil {
-		fmt.Fprintf(stderr, "entitlements diff: %s does not load:\n", name)
-		printErr(stderr, err)
-		return nil, exitError
+	t1 := time.Now()
+	pprof.SetGoroutineLabels(pprof.WithLabels(ctx, pprof.Labels("diff", inc.label)))
+	iopt := opt
+	iopt.Incremental = &calc.Incremental{Base: full.repo, Changed: func(p string) bool { return set[p] }}
+	if code := inc.load(ctx, cfgRel, iopt, stderr); code != exitOK {
+		return nil, code
 	}
-	headRes, err := headRepo.Calculate(ctx)
-	if err != nil {
-		fmt.Fprintf(stderr, "entitlements diff: %s does not calculate:\n", name)
-		printErr(stderr, err)
-		return nil, exitError
-	}
+	baseRes, headRes := base.res, head.res
 	t2 := time.Now()
+	pprof.SetGoroutineLabels(pprof.WithLabels(ctx, pprof.Labels("diff", "compare")))
 	d := review.Compare(baseRes, headRes, review.Options{})
 	if c.verbose {
-		fmt.Fprintf(stderr, "diff: base %s (from git, full), head %s (%d changed file(s), incremental), compare %s\n",
-			t1.Sub(t0).Round(time.Millisecond), t2.Sub(t1).Round(time.Millisecond), len(changed), time.Since(t2).Round(time.Millisecond))
+		ms := func(d time.Duration) time.Duration { return d.Round(time.Millisecond) }
+		ft, it := full.res.Timings, inc.res.Timings
+		fmt.Fprintf(stderr, "diff: git listings %s, %s %s (%s, full: load %s, validate %s, calculate %s), %s %s (%d changed file(s), incremental: load %s, validate %s, calculate %s), compare %s\n",
+			ms(tGit.Sub(t0)), full.label, ms(t1.Sub(tGit)), full.source(), ms(ft.Load), ms(ft.Validate), ms(ft.Calculate),
+			inc.label, ms(t2.Sub(t1)), len(changed), ms(it.Load), ms(it.Validate), ms(it.Calculate), ms(time.Since(t2)))
 	}
 	return d, exitOK
+}
+
+// diffSide is one of the two revisions of a diff.
+type diffSide struct {
+	desc  string // for messages: "the base revision main", "the work tree", "HEAD"
+	label string // "base" or "head"
+	fsys  fs.FS
+	disk  bool // fsys is the work tree
+	repo  *calc.Repo
+	res   *calc.Result
+}
+
+func (s *diffSide) source() string {
+	if s.disk {
+		return "from the work tree"
+	}
+	return "from git"
+}
+
+// load loads and calculates the side, printing why it cannot.
+func (s *diffSide) load(ctx context.Context, cfg string, opt calc.Options, stderr io.Writer) int {
+	repo, err := calc.LoadFS(ctx, s.fsys, cfg, opt)
+	if err != nil {
+		fmt.Fprintf(stderr, "entitlements diff: %s does not load:\n", s.desc)
+		printErr(stderr, err)
+		return exitError
+	}
+	res, err := repo.Calculate(ctx)
+	if err != nil {
+		fmt.Fprintf(stderr, "entitlements diff: %s does not calculate:\n", s.desc)
+		printErr(stderr, err)
+		return exitError
+	}
+	s.repo, s.res = repo, res
+	return exitOK
 }
 
 func commitOf(ctx context.Context, repo *gitfs.Repo, rev string) string {

@@ -114,7 +114,7 @@ func planOrApplyExt(ctx context.Context, mode string, args []string, stdout, std
 	if pf.format == "text" {
 		writePredictiveLine(stdout, &pf.common)
 	}
-	if err := rf.writeSaved(plan, repo); err != nil {
+	if err := rf.writeSaved(ctx, plan, repo); err != nil {
 		fmt.Fprintf(stderr, "entitlements %s: writing plan file: %v\n", mode, err)
 		return exitError
 	}

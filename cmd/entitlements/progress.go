@@ -8,25 +8,36 @@ import (
 	"strings"
 	"sync"
 	"time"
+	"unicode/utf8"
+
+	"golang.org/x/term"
 
 	"github.com/entitlements-go/entitlements/deploy"
 )
 
 // progress draws what a long command is doing on a terminal's stderr: the phase and its
-// elapsed time, the targets being read, and one line per target read. It is nil (and every
-// method a no-op) when stderr is not a terminal, so logs and pipes get nothing, and it never
-// writes to stdout.
+// elapsed time, each target being read with the groups read so far (as its provider reports
+// them) and its own elapsed time, and one line per target read. It is nil (and every method a
+// no-op) when stderr is not a terminal, so logs and pipes get nothing, and it never writes to
+// stdout.
 type progress struct {
-	w   io.Writer
-	now func() time.Time
+	w     io.Writer
+	now   func() time.Time
+	width int // of the terminal; 0 when unknown (lines are not shortened)
 
 	mu     sync.Mutex
 	phase  string
 	start  time.Time
-	active map[string]deploy.Progress
+	active map[string]*reading
 	drawn  bool
 	stop   chan struct{}
 	done   chan struct{}
+}
+
+// reading is a target whose read is running: the latest report and when the read started.
+type reading struct {
+	ev    deploy.Progress
+	start time.Time
 }
 
 // isTerminal reports whether w is a character device (a terminal, not a file or a pipe).
@@ -43,7 +54,8 @@ func newProgress(stderr io.Writer) *progress {
 	if !isTerminal(stderr) {
 		return nil
 	}
-	return &progress{w: stderr, now: time.Now, active: map[string]deploy.Progress{}}
+	width, _, _ := term.GetSize(int(stderr.(*os.File).Fd()))
+	return &progress{w: stderr, now: time.Now, width: width, active: map[string]*reading{}}
 }
 
 // begin shows a phase with its elapsed time until end is called.
@@ -93,7 +105,12 @@ func (p *progress) target(ev deploy.Progress) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	if !ev.Done {
-		p.active[ev.OU] = ev
+		r := p.active[ev.OU]
+		if r == nil {
+			r = &reading{start: p.now()}
+			p.active[ev.OU] = r
+		}
+		r.ev = ev
 		p.draw()
 		return
 	}
@@ -118,17 +135,36 @@ func (p *progress) draw() {
 	if p.phase == "" {
 		return
 	}
-	line := fmt.Sprintf("%s %s", p.phase, p.now().Sub(p.start).Round(100*time.Millisecond))
+	now := p.now()
+	line := fmt.Sprintf("%s %s", p.phase, now.Sub(p.start).Round(100*time.Millisecond))
 	if len(p.active) > 0 {
-		var names []string
-		for ou, ev := range p.active {
-			names = append(names, fmt.Sprintf("%s (%d groups)", ou, ev.Desired))
+		var parts []string
+		for ou, r := range p.active {
+			parts = append(parts, fmt.Sprintf("%s %s, %s", ou, counts(r.ev), now.Sub(r.start).Round(100*time.Millisecond)))
 		}
-		slices.Sort(names)
-		line += ": reading " + strings.Join(names, ", ")
+		slices.Sort(parts)
+		line += ": reading " + strings.Join(parts, "; ")
 	}
-	fmt.Fprint(p.w, "\r\x1b[K"+line)
+	fmt.Fprint(p.w, "\r\x1b[K"+fit(line, p.width))
 	p.drawn = true
+}
+
+// counts says how far a running read has come: out of the provider's total when it knows
+// one, else next to the number of groups calculated for the target.
+func counts(ev deploy.Progress) string {
+	if ev.Total > 0 {
+		return fmt.Sprintf("%d/%d groups read", ev.Read, ev.Total)
+	}
+	return fmt.Sprintf("%d groups read (%d calculated)", ev.Read, ev.Desired)
+}
+
+// fit shortens a line to the terminal's width: a line that wraps cannot be redrawn in place.
+func fit(line string, width int) string {
+	if width <= 1 || utf8.RuneCountInString(line) < width {
+		return line
+	}
+	r := []rune(line)
+	return string(r[:width-2]) + "…"
 }
 
 // wrap returns a writer for other stderr output (warnings, logs) that clears the progress

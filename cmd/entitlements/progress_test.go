@@ -33,18 +33,27 @@ func TestProgressSilentWhenNotATerminal(t *testing.T) {
 func TestProgressLines(t *testing.T) {
 	var buf bytes.Buffer
 	now := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
-	p := &progress{w: &buf, now: func() time.Time { return now }, active: map[string]deploy.Progress{}}
+	p := &progress{w: &buf, now: func() time.Time { return now }, active: map[string]*reading{}}
 	p.phase, p.start = "reading targets", now
 	p.target(deploy.Progress{OU: "apps", Type: "ldap", Desired: 3})
+	now = now.Add(200 * time.Millisecond)
 	p.target(deploy.Progress{OU: "teams", Type: "github_team", Desired: 40})
-	now = now.Add(1500 * time.Millisecond)
+	// Mid-read reports: LDAP cannot know its total, GitHub knows the teams it reads.
+	now = now.Add(500 * time.Millisecond)
+	p.target(deploy.Progress{OU: "apps", Type: "ldap", Desired: 3, Read: 2})
+	p.target(deploy.Progress{OU: "teams", Type: "github_team", Desired: 40, Read: 25, Total: 42})
+	now = now.Add(800 * time.Millisecond)
+	p.draw() // the ticker: elapsed times move between reports
 	p.target(deploy.Progress{OU: "apps", Type: "ldap", Desired: 3, Read: 4, Done: true, Elapsed: 1500 * time.Millisecond})
 	p.target(deploy.Progress{OU: "teams", Type: "github_team", Desired: 40, Done: true, Elapsed: 2 * time.Second, Err: errors.New("boom")})
 	fmt := func(s string) string { return strings.ReplaceAll(s, "\r\x1b[K", "<CLR>") }
-	want := "<CLR>reading targets 0s: reading apps (3 groups)" +
-		"<CLR>reading targets 0s: reading apps (3 groups), teams (40 groups)" +
+	want := "<CLR>reading targets 0s: reading apps 0 groups read (3 calculated), 0s" +
+		"<CLR>reading targets 200ms: reading apps 0 groups read (3 calculated), 200ms; teams 0 groups read (40 calculated), 0s" +
+		"<CLR>reading targets 700ms: reading apps 2 groups read (3 calculated), 700ms; teams 0 groups read (40 calculated), 500ms" +
+		"<CLR>reading targets 700ms: reading apps 2 groups read (3 calculated), 700ms; teams 25/42 groups read, 500ms" +
+		"<CLR>reading targets 1.5s: reading apps 2 groups read (3 calculated), 1.5s; teams 25/42 groups read, 1.3s" +
 		"<CLR>read apps (ldap): 4 groups read, 3 calculated in 1.5s\n" +
-		"<CLR>reading targets 1.5s: reading teams (40 groups)" +
+		"<CLR>reading targets 1.5s: reading teams 25/42 groups read, 1.3s" +
 		"<CLR>read teams (github_team): FAILED (see below) in 2s\n" +
 		"<CLR>reading targets 1.5s"
 	if got := fmt(buf.String()); got != want {
@@ -54,5 +63,24 @@ func TestProgressLines(t *testing.T) {
 	p.wrap(&buf).Write([]byte("x.txt:1: warning: w\n"))
 	if got := fmt(buf.String()); got != "<CLR>x.txt:1: warning: w\n" {
 		t.Errorf("a warning must clear the progress line first: %q", got)
+	}
+}
+
+// A line wider than the terminal wraps, and \r then redraws only its last part: lines are
+// cut to the width.
+func TestProgressFitsTheTerminal(t *testing.T) {
+	for _, tc := range []struct {
+		line  string
+		width int
+		want  string
+	}{
+		{"reading targets 1s", 0, "reading targets 1s"},
+		{"reading targets 1s", 19, "reading targets 1s"},
+		{"reading targets 1s", 18, "reading targets …"},
+		{"lecture des cibles é", 10, "lecture …"},
+	} {
+		if got := fit(tc.line, tc.width); got != tc.want {
+			t.Errorf("fit(%q, %d) = %q, want %q", tc.line, tc.width, got, tc.want)
+		}
 	}
 }

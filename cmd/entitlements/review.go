@@ -2,6 +2,7 @@ package main
 
 import (
 	"bufio"
+	"context"
 	"flag"
 	"fmt"
 	"io"
@@ -11,6 +12,7 @@ import (
 	"github.com/entitlements-go/entitlements/calc"
 	"github.com/entitlements-go/entitlements/deploy"
 	"github.com/entitlements-go/entitlements/review"
+	"github.com/entitlements-go/entitlements/review/gitfs"
 	"golang.org/x/term"
 )
 
@@ -70,7 +72,7 @@ func (rf *reviewFlags) readSaved() (*deploy.SavedPlan, error) {
 }
 
 // writeSaved writes plan's saved form to --out.
-func (rf *reviewFlags) writeSaved(plan *deploy.Plan, repo *calc.Repo) error {
+func (rf *reviewFlags) writeSaved(ctx context.Context, plan *deploy.Plan, repo *calc.Repo) error {
 	if rf.out == "" {
 		return nil
 	}
@@ -78,7 +80,9 @@ func (rf *reviewFlags) writeSaved(plan *deploy.Plan, repo *calc.Repo) error {
 	if err != nil {
 		return err
 	}
-	if _, err := plan.Save(deploy.InputsOf(repo)).WriteTo(f); err != nil {
+	in := deploy.InputsOf(repo)
+	in.Revision = configRevision(ctx, repo.Config().Dir)
+	if _, err := plan.Save(in).WriteTo(f); err != nil {
 		f.Close()
 		return err
 	}
@@ -137,4 +141,19 @@ func confirm(plan *deploy.Plan, in io.Reader, tty bool, prompt io.Writer) error 
 // stdinTerminal reports whether the process's stdin is an interactive terminal.
 func stdinTerminal() (io.Reader, bool) {
 	return os.Stdin, term.IsTerminal(int(os.Stdin.Fd()))
+}
+
+// configRevision is the git revision of the config repo for a saved plan (informational),
+// or "" when the config is not in a git work tree or git is not installed.
+func configRevision(ctx context.Context, dir string) string {
+	repo, err := gitfs.Open(ctx, dir)
+	if err != nil {
+		return ""
+	}
+	defer repo.Close()
+	rev, err := repo.Revision(ctx)
+	if err != nil {
+		return ""
+	}
+	return rev
 }

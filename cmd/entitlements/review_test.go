@@ -386,6 +386,23 @@ func TestDiffGit(t *testing.T) {
 		t.Fatalf("json: exit %d, %v\n%s", code, err, js)
 	}
 
+	t.Run("the same diff whichever revision is read from disk", func(t *testing.T) {
+		// head is the commit checked out: it is read from the work tree and the base
+		// incrementally from git. Edits in the work tree, and a commit on top that makes
+		// head an older revision (then the base is read from git in full and the head
+		// incrementally), change nothing.
+		want := text
+		g.edit("groups/pizza_teams/sre.txt", func(s string) string { return s + "username = mallory\n" })
+		if code, got, stderr := runCLI(t, args...); code != exitOK || got != want {
+			t.Errorf("dirty work tree: exit %d, diff differs:\n%s\n%s", code, got, stderr)
+		}
+		g.git("checkout", "--", "groups/pizza_teams/sre.txt")
+		g.commit("on top")
+		if code, got, stderr := runCLI(t, args...); code != exitOK || got != want {
+			t.Errorf("head below HEAD: exit %d, diff differs:\n%s\n%s", code, got, stderr)
+		}
+		g.git("reset", "-q", "--hard", head)
+	})
 	t.Run("detailed exit codes", func(t *testing.T) {
 		if code, _, _ := runCLI(t, append(args, "--detailed-exitcode")...); code != exitChanges {
 			t.Errorf("changes: exit %d", code)
@@ -467,5 +484,55 @@ func TestExampleWorkflow(t *testing.T) {
 		if !seen[want] {
 			t.Errorf("the workflow never runs entitlements %s", want)
 		}
+	}
+}
+
+// TestSavedPlanRevision: a plan saved from a git work tree names the commit it was made from
+// (and says so when the work tree had changes); outside git the field is left out.
+func TestSavedPlanRevision(t *testing.T) {
+	g := newGitRepo(t)
+	head := g.git("rev-parse", "HEAD")
+	state := filepath.Join(t.TempDir(), "state.json")
+	stateText, err := os.ReadFile(exampleState)
+	if err != nil {
+		t.Fatal(err)
+	}
+	writeFile(t, state, string(stateText))
+	revision := func(cfgDir string) string {
+		t.Helper()
+		planFile := filepath.Join(t.TempDir(), "plan.json")
+		code, _, stderr := runCLI(t, "plan", "--config", filepath.Join(cfgDir, "entitlements.yaml"), "--now", "2026-01-01",
+			"--state", state, "--out", planFile)
+		if code != exitOK {
+			t.Fatalf("plan: exit %d\n%s", code, stderr)
+		}
+		data, err := os.ReadFile(planFile)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var sp struct {
+			Inputs struct {
+				Revision *string `json:"revision"`
+			} `json:"inputs"`
+		}
+		if err := json.Unmarshal(data, &sp); err != nil {
+			t.Fatal(err)
+		}
+		if sp.Inputs.Revision == nil {
+			return "<absent>"
+		}
+		return *sp.Inputs.Revision
+	}
+	if got := revision(g.dir); got != head {
+		t.Errorf("clean work tree: revision %q, want %q", got, head)
+	}
+	g.edit("groups/pizza_teams/sre.txt", func(s string) string { return s + "username = ivan\n" })
+	if got := revision(g.dir); got != head+"+dirty" {
+		t.Errorf("changed work tree: revision %q, want %q", got, head+"+dirty")
+	}
+	plain := filepath.Join(t.TempDir(), "config")
+	copyTree(t, "../../examples/config", plain)
+	if got := revision(plain); got != "<absent>" {
+		t.Errorf("outside git: revision %q, want none", got)
 	}
 }

@@ -37,6 +37,9 @@ func Read(path string, opt Options) ([]byte, error) {
 	if max == 0 {
 		max = DefaultMaxSize
 	}
+	if data, ok := fastRead(path, max, opt.Roots); ok {
+		return data, nil
+	}
 	// Stat before opening: opening a FIFO blocks until a writer appears, so the type must
 	// be known first.
 	st, err := os.Lstat(path)

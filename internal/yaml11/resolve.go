@@ -52,7 +52,7 @@ func resolvePlain(s string, allowDates bool) (resolved, string) {
 			return str, "dates are not allowed here (" + s + "); quote the value to make it a string"
 		}
 		if validDate(y, m, d) {
-			return resolved{kind: Date, d: CivilDate{y, m, d}}, ""
+			return resolved{kind: Date, d: CivilDate{int16(y), uint8(m), uint8(d)}}, ""
 		}
 		// Date.strptime raises ArgumentError, which Psych rescues: the
 		// scalar stays a string.
@@ -537,3 +537,10 @@ func parseInteger(s string, base int) (resolved, string) {
 }
 
 func floatBits(f float64) uint64 { return math.Float64bits(f) }
+
+// PlainString reports whether s, written as a plain scalar, loads as the string s itself
+// (not a number, boolean, null or date).
+func PlainString(s string) bool {
+	r, msg := resolvePlain(s, true)
+	return msg == "" && r.kind == String
+}

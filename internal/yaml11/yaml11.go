@@ -60,27 +60,27 @@ func (k Kind) String() string {
 // messages, or recover the original spelling of a value such as `0755`).
 type Node struct {
 	Kind Kind
+	Bool bool
+	// Quoted reports a quoted or block scalar. Those are always strings;
+	// only plain scalars go through YAML 1.1 resolution.
+	Quoted bool
+	// Substituted marks a scalar whose text came (partly) from environment substitution
+	// (see Substitute): messages must not quote it.
+	Substituted bool
 	// Line is the 1-based line of the node in the source.
 	Line int
 	// Str is the value of a String node and the source text of every other
 	// scalar (for quoted scalars: the text after unquoting).
 	Str   string
-	Bool  bool
 	Int   int64
 	Float float64
 	Date  CivilDate
-	// Quoted reports a quoted or block scalar. Those are always strings;
-	// only plain scalars go through YAML 1.1 resolution.
-	Quoted bool
 	// Items holds the elements of a Seq.
 	Items []*Node
 	// Keys and Values hold the entries of a Map in document order. A
 	// duplicate key keeps the position of its first occurrence and takes the
 	// value of its last one, as a Ruby Hash does when Psych assigns into it.
 	Keys, Values []*Node
-	// Substituted marks a scalar whose text came (partly) from environment substitution
-	// (see Substitute): messages must not quote it.
-	Substituted bool
 
 	// bigInt holds the decimal digits of an integer too large for int64.
 	// Such a node has Kind Float (so numeric callers still get a value) but
@@ -94,7 +94,11 @@ type Node struct {
 
 // CivilDate is a calendar date, the value of a Ruby Date loaded from
 // `YYYY-MM-DD`. (It cannot be called Date: that name is the Kind constant.)
-type CivilDate struct{ Year, Month, Day int }
+// Its fields are small because every Node carries one.
+type CivilDate struct {
+	Year       int16
+	Month, Day uint8
+}
 
 // String formats the date as YYYY-MM-DD, as Ruby's Date#to_s does.
 func (d CivilDate) String() string {
@@ -103,11 +107,11 @@ func (d CivilDate) String() string {
 	if d.Year < 0 || d.Year > 9999 {
 		return fmt.Sprintf("%04d-%02d-%02d", d.Year, d.Month, d.Day)
 	}
-	buf = appendPadded(buf, d.Year, 4)
+	buf = appendPadded(buf, int(d.Year), 4)
 	buf = append(buf, '-')
-	buf = appendPadded(buf, d.Month, 2)
+	buf = appendPadded(buf, int(d.Month), 2)
 	buf = append(buf, '-')
-	buf = appendPadded(buf, d.Day, 2)
+	buf = appendPadded(buf, int(d.Day), 2)
 	return string(buf)
 }
 
@@ -169,6 +173,14 @@ func (w Warning) String() string {
 //
 // Parse never panics: a panic inside the YAML parser becomes an *Error.
 func Parse(data []byte, opt Options) (*Node, []Warning, error) {
+	if root, warns, ok := fastParse(data, opt); ok {
+		return root, warns, nil
+	}
+	return parseFull(data, opt)
+}
+
+// parseFull is Parse through yaml.v3's node tree: all of YAML, and every error message.
+func parseFull(data []byte, opt Options) (*Node, []Warning, error) {
 	doc, err := parseSingleDocument(data)
 	if err != nil {
 		return nil, nil, err
@@ -250,11 +262,26 @@ type converter struct {
 	allowControl bool
 	warnings     []Warning
 	slab         []Node
+	// more is how many nodes may still be needed beyond slab (an upper bound): they are
+	// allocated in chunks, so that a loose bound on a large file does not allocate (and
+	// clear) far more than the tree uses.
+	more int
+	// arena, when set, provides the nodes instead (Parser).
+	arena *arena
 }
 
+const slabChunk = 1024
+
 func (c *converter) newNode() *Node {
+	if c.arena != nil {
+		return c.arena.node()
+	}
 	if len(c.slab) == 0 {
-		return &Node{}
+		if c.more <= 0 {
+			return &Node{}
+		}
+		k := min(c.more, slabChunk)
+		c.slab, c.more = make([]Node, k), c.more-k
 	}
 	n := &c.slab[0]
 	c.slab = c.slab[1:]
@@ -347,14 +374,23 @@ func (c *converter) resolveInto(n *Node, s string, line int) error {
 	if msg != "" {
 		return &Error{Line: line, Msg: msg}
 	}
+	// n is a new (zeroed) node: only the value's own fields are written, so that a string
+	// touches the first cache line of the node and nothing else.
 	n.Kind = r.kind
-	n.Bool = r.b
-	n.Int = r.i
-	n.Float = r.f
-	n.Date = r.d
-	n.bigInt = r.big
-	if r.kind == String {
+	switch r.kind {
+	case String:
 		n.Str = s
+	case Bool:
+		n.Bool = r.b
+	case Int:
+		n.Int = r.i
+	case Float:
+		n.Float = r.f
+		if r.big != "" {
+			n.bigInt = r.big
+		}
+	case Date:
+		n.Date = r.d
 	}
 	return nil
 }
@@ -407,25 +443,31 @@ func (c *converter) mapping(n *Node, y *yaml.Node) error {
 		if err != nil {
 			return err
 		}
-		id := k.id()
-		if at := n.find(id); at >= 0 {
-			n.Values[at] = v
-			c.warnings = append(c.warnings, Warning{
-				Line: k.Line,
-				Msg:  fmt.Sprintf("duplicate key %s (first at line %d; last one wins)", k.Inspect(), n.Keys[at].Line),
-			})
-			continue
-		}
-		n.Keys = append(n.Keys, k)
-		n.Values = append(n.Values, v)
-		if n.index != nil {
-			n.index[id] = len(n.Keys) - 1
-			n.indexLen = len(n.Keys)
-		} else if len(n.Keys) > smallMap {
-			n.buildIndex()
-		}
+		c.addPair(n, k, v)
 	}
 	return nil
+}
+
+// addPair stores k: v in the map n the way a Ruby Hash does: a duplicate key keeps its place
+// and takes the new value, with a warning.
+func (c *converter) addPair(n, k, v *Node) {
+	id := k.id()
+	if at := n.find(id); at >= 0 {
+		n.Values[at] = v
+		c.warnings = append(c.warnings, Warning{
+			Line: k.Line,
+			Msg:  fmt.Sprintf("duplicate key %s (first at line %d; last one wins)", k.Inspect(), n.Keys[at].Line),
+		})
+		return
+	}
+	n.Keys = append(n.Keys, k)
+	n.Values = append(n.Values, v)
+	if n.index != nil {
+		n.index[id] = len(n.Keys) - 1
+		n.indexLen = len(n.Keys)
+	} else if len(n.Keys) > smallMap {
+		n.buildIndex()
+	}
 }
 
 // keyID identifies a key the way Ruby's Hash does (eql?): 1, 1.0 and "1"

@@ -11,7 +11,6 @@ import (
 	"github.com/entitlements-go/entitlements/cache"
 	"github.com/entitlements-go/entitlements/config"
 	"github.com/entitlements-go/entitlements/deploy"
-	"github.com/entitlements-go/entitlements/internal/yaml11"
 	"github.com/entitlements-go/entitlements/providers"
 	"github.com/entitlements-go/entitlements/providers/aad/fakegraph"
 )
@@ -475,8 +474,8 @@ func TestProviderErrors(t *testing.T) {
 	}
 }
 
-func mustParse(s string) *yaml11.Node {
-	n, _, err := yaml11.Parse([]byte(s), yaml11.Options{})
+func mustParse(s string) config.Value {
+	n, err := config.ParseValue(s)
 	if err != nil {
 		panic(err)
 	}

@@ -13,7 +13,6 @@ import (
 
 	"github.com/entitlements-go/entitlements/cache"
 	"github.com/entitlements-go/entitlements/config"
-	"github.com/entitlements-go/entitlements/internal/yaml11"
 	"github.com/entitlements-go/entitlements/providers"
 )
 
@@ -121,15 +120,10 @@ func (r *Registry) Provider(ou *config.OU) (providers.Provider, error) {
 
 func (r *Registry) provider(ou *config.OU) (*Provider, error) {
 	m := ou.Settings
-	get := func(k string) string {
-		if v := m.Get(k); v != nil && v.Kind != yaml11.Null {
-			return strings.TrimSpace(v.Text())
-		}
-		return ""
-	}
+	get := func(k string) string { return strings.TrimSpace(m.Get(k).Text()) }
 	flag := func(k string) bool {
-		v := m.Get(k)
-		return v != nil && v.Kind == yaml11.Bool && v.Bool
+		b, _ := m.Get(k).AsBool()
+		return b
 	}
 	if ou.Base == "" {
 		return nil, fmt.Errorf("OU %s has no base", ou.Key)

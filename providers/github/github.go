@@ -70,7 +70,6 @@ import (
 
 	"github.com/entitlements-go/entitlements/cache"
 	"github.com/entitlements-go/entitlements/config"
-	"github.com/entitlements-go/entitlements/internal/yaml11"
 	"github.com/entitlements-go/entitlements/providers"
 )
 
@@ -482,22 +481,18 @@ type settings struct {
 	minAdmins                          int
 }
 
-func text(m *yaml11.Node, k string) string {
-	if v := m.Get(k); v != nil && v.Kind != yaml11.Null {
-		return strings.TrimSpace(v.Text())
-	}
-	return ""
-}
+func text(m config.Value, k string) string { return strings.TrimSpace(m.Get(k).Text()) }
 
-func flag(m *yaml11.Node, k string) (bool, error) {
+func flag(m config.Value, k string) (bool, error) {
 	v := m.Get(k)
-	if v == nil || v.Kind == yaml11.Null {
+	if v.IsNull() {
 		return false, nil
 	}
-	if v.Kind != yaml11.Bool {
+	b, ok := v.AsBool()
+	if !ok {
 		return false, fmt.Errorf("%s must be true or false, not %s", k, v.Text())
 	}
-	return v.Bool, nil
+	return b, nil
 }
 
 func (r *Registry) settings(ou *config.OU) (settings, error) {
@@ -530,12 +525,12 @@ func (r *Registry) settings(ou *config.OU) (settings, error) {
 	if s.deleteTeams, err = flag(m, "delete_teams"); err != nil {
 		return s, fmt.Errorf("OU %s: %w", ou.Key, err)
 	}
-	if f := m.Get("features"); f != nil && f.Kind != yaml11.Null {
-		if f.Kind != yaml11.Seq {
+	if f := m.Get("features"); !f.IsNull() {
+		if !f.IsList() {
 			return s, fmt.Errorf("OU %s: features must be a list (of invite, remove)", ou.Key)
 		}
 		s.invite, s.remove = false, false
-		for _, it := range f.Items {
+		for _, it := range f.Items() {
 			switch it.Text() {
 			case "invite":
 				s.invite = true
@@ -546,17 +541,18 @@ func (r *Registry) settings(ou *config.OU) (settings, error) {
 			}
 		}
 	}
-	if v := m.Get("min_admins"); v != nil && v.Kind != yaml11.Null {
-		if v.Kind != yaml11.Int || v.Int < 0 || v.Int > 1000 {
+	if v := m.Get("min_admins"); !v.IsNull() {
+		n, ok := v.AsInt()
+		if !ok || n < 0 || n > 1000 {
 			return s, fmt.Errorf("OU %s: min_admins must be a whole number from 0 to 1000, not %s", ou.Key, v.Text())
 		}
-		s.minAdmins = int(v.Int)
+		s.minAdmins = int(n)
 	}
-	if ig := m.Get("ignore"); ig != nil && ig.Kind != yaml11.Null {
-		if ig.Kind != yaml11.Seq {
+	if ig := m.Get("ignore"); !ig.IsNull() {
+		if !ig.IsList() {
 			return s, fmt.Errorf("OU %s: ignore must be a list of usernames", ou.Key)
 		}
-		for _, it := range ig.Items {
+		for _, it := range ig.Items() {
 			s.ignore[strings.ToLower(it.Text())] = true
 		}
 	}

@@ -193,11 +193,14 @@ type teamJob struct {
 // readTeams reads teams by slug in bulk: BatchSize aliases per query, the first member page
 // with the team, then continuation pages for large teams (aliased too) and re-asks for
 // aliases that failed, round by round. Teams that do not exist are absent from the result.
-func (s *session) readTeams(ctx context.Context, org string, slugs []string) (map[string]*teamSnap, error) {
+// progress, when set, is told after each query how many of the teams are read to their last
+// member page (or known not to exist).
+func (s *session) readTeams(ctx context.Context, org string, slugs []string, progress func(done, total int)) (map[string]*teamSnap, error) {
 	opt := &s.h.reg.opt
 	s.both(ctx, func(c *counters) { c.memberReads.Add(int64(len(slugs))) })
 	found := map[string]*teamSnap{}
 	var mu sync.Mutex
+	done := 0
 	jobs := make([]teamJob, 0, len(slugs))
 	for _, sl := range slugs {
 		jobs = append(jobs, teamJob{slug: sl})
@@ -217,6 +220,11 @@ func (s *session) readTeams(ctx context.Context, org string, slugs []string) (ma
 				}
 				mu.Lock()
 				next = append(next, more...)
+				// Each job of the chunk either settles its team or becomes one job of the next round.
+				done += len(chunk) - len(more)
+				if progress != nil {
+					progress(done, len(slugs))
+				}
 				mu.Unlock()
 				return nil
 			})

@@ -309,7 +309,9 @@ func (p *TeamProvider) Read(ctx context.Context, t *providers.Target) (*provider
 			}
 		}
 		var err error
-		snaps, err = p.s.readTeams(ectx, p.cfg.org, all)
+		snaps, err = p.s.readTeams(ectx, p.cfg.org, all, func(done, total int) {
+			t.ReportRead(providers.ReadProgress{Groups: done, Total: total})
+		})
 		return err
 	})
 	if err := eg.Wait(); err != nil {

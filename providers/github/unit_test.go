@@ -15,7 +15,6 @@ import (
 	gh "github.com/google/go-github/v62/github"
 
 	"github.com/entitlements-go/entitlements/config"
-	"github.com/entitlements-go/entitlements/internal/yaml11"
 	"github.com/entitlements-go/entitlements/providers"
 	"github.com/entitlements-go/entitlements/providers/github/fakegithub"
 )
@@ -214,7 +213,7 @@ func TestOneTransportPerHostPort(t *testing.T) {
 // teamProvider builds the provider of a github_team OU for org acme on a fake GitHub.
 func teamProvider(t *testing.T, f *fakegithub.Server) *TeamProvider {
 	t.Helper()
-	settings, _, err := yaml11.Parse([]byte("org: acme\ntoken: tok\n"), yaml11.Options{})
+	settings, err := config.ParseValue("org: acme\ntoken: tok\n")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -338,7 +337,7 @@ func TestOrgApplyRechecksSafety(t *testing.T) {
 	defer f.Close()
 	f.SetMember("acme", "alice", "admin")
 	f.SetMember("acme", "bob", "member")
-	settings, _, err := yaml11.Parse([]byte("org: acme\ntoken: tok\n"), yaml11.Options{})
+	settings, err := config.ParseValue("org: acme\ntoken: tok\n")
 	if err != nil {
 		t.Fatal(err)
 	}

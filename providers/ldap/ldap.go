@@ -15,7 +15,6 @@ import (
 	"github.com/entitlements-go/entitlements/cache"
 	"github.com/entitlements-go/entitlements/config"
 	"github.com/entitlements-go/entitlements/internal/dn"
-	"github.com/entitlements-go/entitlements/internal/yaml11"
 	"github.com/entitlements-go/entitlements/people"
 	"github.com/entitlements-go/entitlements/providers"
 )
@@ -132,16 +131,11 @@ func (r *Registry) service(cfg ConnConfig) (*Service, error) {
 // connConfig reads connection settings from a config map (an OU entry, the ldap_group extra,
 // a people source config). Both spellings of the TLS-verification flag work, as does
 // the LDAP_DISABLE_SSL_VERIFICATION environment variable.
-func (r *Registry) connConfig(m *yaml11.Node) ConnConfig {
-	get := func(k string) string {
-		if v := m.Get(k); v != nil && v.Kind != yaml11.Null {
-			return v.Text()
-		}
-		return ""
-	}
+func (r *Registry) connConfig(m config.Value) ConnConfig {
+	get := func(k string) string { return m.Get(k).Text() }
 	flag := func(k string) bool {
-		v := m.Get(k)
-		return v != nil && v.Kind == yaml11.Bool && v.Bool
+		b, _ := m.Get(k).AsBool()
+		return b
 	}
 	_, envInsecure := r.opt.Getenv("LDAP_DISABLE_SSL_VERIFICATION")
 	ca := get("ldap_ca_file")
@@ -156,12 +150,13 @@ func (r *Registry) connConfig(m *yaml11.Node) ConnConfig {
 // readBase reads every entry directly under base once per run (one paged, single-level
 // search). A single-level search keeps nested OUs apart: the groups of
 // ou=child,ou=parent are not groups of ou=parent. A successful search proves the base
-// exists; "no such object" proves it missing; any other failure is an error.
-func (s *Service) readBase(ctx context.Context, base string) (*baseRead, error) {
+// exists; "no such object" proves it missing; any other failure is an error. page, when set,
+// is told the entries received so far after each page (when this call is the one that reads).
+func (s *Service) readBase(ctx context.Context, base string, page func(entries int)) (*baseRead, error) {
 	return s.bases.Get(ctx, dn.Normalize(base), func(ctx context.Context) (*baseRead, error) {
 		req := goldap.NewSearchRequest(base, goldap.ScopeSingleLevel, goldap.NeverDerefAliases, 0, 0, false,
 			"(cn=*)", []string{"*"}, nil)
-		entries, err := s.pool.search(ctx, req)
+		entries, err := s.pool.search(ctx, req, page)
 		if goldap.IsErrorWithCode(err, goldap.LDAPResultNoSuchObject) {
 			return &baseRead{missing: true}, nil
 		}
@@ -219,16 +214,12 @@ func (r *Registry) Provider(ou *config.OU) (*Provider, error) {
 		return nil, err
 	}
 	p := &Provider{svc: svc, opt: r.opt, base: ou.Base}
-	if v := m.Get("person_dn_format"); v != nil {
+	if v := m.Get("person_dn_format"); v.Exists() {
 		p.personDNFormat = v.Text()
 		p.keyAttr = keyAttr(p.personDNFormat)
 	}
-	if v := m.Get("create_if_missing"); v != nil && v.Kind == yaml11.Bool {
-		p.createMissing = v.Bool
-	}
-	if pl := m.Get("plugin"); pl != nil {
-		p.plugin = pl.Get("class").Text()
-	}
+	p.createMissing, _ = m.Get("create_if_missing").AsBool()
+	p.plugin = m.Get("plugin").Get("class").Text()
 	return p, nil
 }
 
@@ -269,7 +260,7 @@ func (p *Provider) Read(ctx context.Context, t *providers.Target) (*providers.St
 	if p.base == "" {
 		return nil, fmt.Errorf("OU %s has no base", t.OU.Key)
 	}
-	br, err := p.svc.readBase(ctx, p.base)
+	br, err := p.svc.readBase(ctx, p.base, func(n int) { t.ReportRead(providers.ReadProgress{Groups: n}) })
 	if err != nil {
 		return nil, err
 	}
@@ -582,7 +573,7 @@ func (r *Registry) PeopleLoader() func(ctx context.Context, src *config.PeopleSo
 			return nil, fmt.Errorf("people source type %q is not supported", src.Type)
 		}
 		m := src.Config
-		if m == nil || m.Get("base") == nil || m.Get("ldap_uri") == nil {
+		if !m.Get("base").Exists() || !m.Get("ldap_uri").Exists() {
 			return nil, fmt.Errorf("an ldap people source needs config.base and config.ldap_uri")
 		}
 		svc, err := r.service(r.connConfig(m))
@@ -590,19 +581,19 @@ func (r *Registry) PeopleLoader() func(ctx context.Context, src *config.PeopleSo
 			return nil, err
 		}
 		uidAttr := "uid"
-		if v := m.Get("uid_attribute"); v != nil && v.Text() != "" {
-			uidAttr = v.Text()
+		if v := m.Get("uid_attribute").Text(); v != "" {
+			uidAttr = v
 		}
 		attrs := []string{"cn"}
-		if v := m.Get("additional_attributes"); v != nil && v.Kind == yaml11.Seq {
+		if v := m.Get("additional_attributes"); v.IsList() {
 			attrs = attrs[:0]
-			for _, it := range v.Items {
+			for _, it := range v.Items() {
 				attrs = append(attrs, strings.ToLower(it.Text()))
 			}
 		}
 		req := goldap.NewSearchRequest(m.Get("base").Text(), goldap.ScopeWholeSubtree, goldap.NeverDerefAliases, 0, 0, false,
 			"("+goldap.EscapeFilter(uidAttr)+"=*)", attrs, nil)
-		entries, err := svc.pool.search(ctx, req)
+		entries, err := svc.pool.search(ctx, req, nil)
 		if err != nil {
 			// Never "zero people": that would empty every group.
 			return nil, fmt.Errorf("reading people from %s: %w", m.Get("base").Text(), err)
@@ -622,17 +613,18 @@ func (r *Registry) PeopleLoader() func(ctx context.Context, src *config.PeopleSo
 }
 
 // GroupReader reads the unmanaged groups that ldap_group rules and MemberOfLDAPGroup filters
-// name, with the connection settings of the ldap_group extra (the CLI adapts it to
+// name, with the connection settings of the ldap_group extra (package ldapcalc adapts it to
 // calc.LDAPGroupReader; providers do not depend on the calculator). Groups under a base that this run
 // already read come from that read (the state before this run's changes, as in the
 // reference); others are read with one base-object search each, several at once.
 type GroupReader struct {
 	r        *Registry
-	settings *yaml11.Node
+	settings config.Value
 }
 
-// GroupReader returns the reader for the ldap_group extra settings (cfg.LDAPGroup).
-func (r *Registry) GroupReader(settings *yaml11.Node) *GroupReader {
+// GroupReader returns the reader for LDAP connection settings such as those of the
+// ldap_group extra (cfg.LDAPGroup; GroupReaderFor checks that the extra is configured).
+func (r *Registry) GroupReader(settings config.Value) *GroupReader {
 	return &GroupReader{r: r, settings: settings}
 }
 

@@ -285,7 +285,8 @@ func (p *pool) run(ctx context.Context, paged bool, op func(*goldap.Conn) error)
 // page is counted as a search. The slot is held for paging from the first page to the
 // last, since servers keep one paged-results state per connection (OpenLDAP answers a
 // second paged search on the same connection by invalidating the first one's cookie).
-func (p *pool) search(ctx context.Context, req *goldap.SearchRequest) ([]*goldap.Entry, error) {
+// page, when set, is told the number of entries received so far after each page.
+func (p *pool) search(ctx context.Context, req *goldap.SearchRequest, page func(entries int)) ([]*goldap.Entry, error) {
 	var entries []*goldap.Entry
 	err := p.run(ctx, true, func(c *goldap.Conn) error {
 		entries = entries[:0] // a retry starts over
@@ -299,6 +300,9 @@ func (p *pool) search(ctx context.Context, req *goldap.SearchRequest) ([]*goldap
 				return err
 			}
 			entries = append(entries, res.Entries...)
+			if page != nil {
+				page(len(entries))
+			}
 			next, _ := goldap.FindControl(res.Controls, goldap.ControlTypePaging).(*goldap.ControlPaging)
 			if next == nil || len(next.Cookie) == 0 {
 				return nil

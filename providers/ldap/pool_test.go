@@ -43,7 +43,7 @@ func TestPagedSearchesShareOnePool(t *testing.T) {
 					wg.Go(func() {
 						req := goldap.NewSearchRequest(fmt.Sprintf("ou=P%d,%s", o, srv.Suffix), goldap.ScopeSingleLevel,
 							goldap.NeverDerefAliases, 0, 0, false, "(cn=*)", []string{"cn"}, nil)
-						es, err := p.search(ctx, req)
+						es, err := p.search(ctx, req, nil)
 						if err == nil && len(es) != perOU {
 							err = fmt.Errorf("ou=P%d: %d entries, want %d", o, len(es), perOU)
 						}

@@ -15,17 +15,24 @@ import (
 	"bufio"
 	"bytes"
 	"context"
+	"crypto/sha1"
+	"crypto/sha256"
+	"encoding/hex"
 	"errors"
 	"fmt"
+	"hash"
 	"io"
 	"io/fs"
 	"os/exec"
 	"path"
+	"path/filepath"
 	"slices"
 	"strconv"
 	"strings"
 	"sync"
 	"time"
+
+	"github.com/entitlements-go/entitlements/internal/safefile"
 )
 
 // Repo is a git repository, found from a directory inside its work tree.
@@ -34,8 +41,12 @@ type Repo struct {
 	top    string
 	prefix string
 
-	mu    sync.Mutex
-	batch *catFile
+	mu      sync.Mutex
+	batch   *catFile
+	streams map[*exec.Cmd]bool // read-ahead streams still running
+	closed  bool
+	// resolved holds the commit ids Resolve returned, which resolve to themselves.
+	resolved map[string]string
 }
 
 // Open finds the repository that contains dir.
@@ -59,13 +70,17 @@ func (r *Repo) Top() string { return r.top }
 // Prefix is the directory Open was given, relative to Top (slash-separated, "" at the root).
 func (r *Repo) Prefix() string { return r.prefix }
 
-// Close stops the helper process of lazy reads.
+// Close stops the helper processes of lazy reads and read-ahead streams.
 func (r *Repo) Close() {
 	r.mu.Lock()
 	defer r.mu.Unlock()
+	r.closed = true
 	if r.batch != nil {
 		r.batch.close()
 		r.batch = nil
+	}
+	for cmd := range r.streams {
+		cmd.Process.Kill()
 	}
 }
 
@@ -90,11 +105,46 @@ func (r *Repo) Resolve(ctx context.Context, rev string) (string, error) {
 	if strings.HasPrefix(rev, "-") {
 		return "", fmt.Errorf("invalid revision %q", rev)
 	}
+	r.mu.Lock()
+	c, ok := r.resolved[rev]
+	r.mu.Unlock()
+	if ok {
+		return c, nil
+	}
 	out, err := r.git(ctx, "rev-parse", "--verify", "--quiet", "--end-of-options", rev+"^{commit}")
 	if err != nil {
 		return "", fmt.Errorf("unknown revision %q: %w", rev, err)
 	}
-	return strings.TrimSpace(string(out)), nil
+	c = strings.TrimSpace(string(out))
+	// A commit id names itself for good: resolving it again (Tree of a resolved revision)
+	// needs no git process. Names such as HEAD or a branch can move and are asked each time.
+	r.mu.Lock()
+	if r.resolved == nil {
+		r.resolved = map[string]string{}
+	}
+	r.resolved[c] = c
+	r.mu.Unlock()
+	return c, nil
+}
+
+// Revision names the state of the work tree around the directory Open was given: the
+// commit checked out, with "+dirty" appended when files under that directory differ from it
+// (staged, unstaged or untracked and not ignored). A saved plan records it so that a reviewer
+// can tell which commit the plan was made from; the content digests, not this name, decide
+// whether the plan still applies.
+func (r *Repo) Revision(ctx context.Context) (string, error) {
+	commit, err := r.Resolve(ctx, "HEAD")
+	if err != nil {
+		return "", err
+	}
+	out, err := r.git(ctx, "status", "--porcelain", "--untracked-files=normal", "--", ".")
+	if err != nil {
+		return "", err
+	}
+	if len(bytes.TrimSpace(out)) > 0 {
+		commit += "+dirty"
+	}
+	return commit, nil
 }
 
 // Changed lists the files (slash-separated, relative to Top) that differ between the
@@ -138,7 +188,7 @@ type Tree struct {
 	repo   *Repo
 	commit string
 	files  map[string]*entry
-	dirs   map[string][]fs.DirEntry
+	dirs   map[string][]dirEntry
 
 	mu sync.Mutex
 }
@@ -149,6 +199,9 @@ type entry struct {
 	size int64
 	data []byte
 	read bool
+	// ready is closed when a read-ahead stream has dealt with the entry (read set, or left
+	// unset when the stream failed); nil when no stream has it.
+	ready chan struct{}
 }
 
 // Tree lists the tree of rev (one `git ls-tree` call; no file is read yet).
@@ -157,46 +210,109 @@ func (r *Repo) Tree(ctx context.Context, rev string) (*Tree, error) {
 	if err != nil {
 		return nil, err
 	}
-	out, err := r.git(ctx, "ls-tree", "-r", "-z", "-l", "--full-tree", commit)
-	if err != nil {
-		return nil, err
-	}
-	t := &Tree{repo: r, commit: commit, files: map[string]*entry{}, dirs: map[string][]fs.DirEntry{}}
-	dirSeen := map[string]bool{".": true}
+	t := &Tree{repo: r, commit: commit, files: map[string]*entry{}, dirs: map[string][]dirEntry{".": nil}}
+	var slab []entry
+	var names []string
+	var ents []*entry
 	var addDir func(d string)
 	addDir = func(d string) {
-		if dirSeen[d] {
+		if _, seen := t.dirs[d]; seen {
 			return
 		}
-		dirSeen[d] = true
+		t.dirs[d] = nil
 		parent := path.Dir(d)
 		addDir(parent)
 		t.dirs[parent] = append(t.dirs[parent], dirEntry{name: path.Base(d), dir: true})
 	}
-	for _, rec := range splitZ(out) {
+	// The listing of a large repo is tens of megabytes: it is parsed as it streams.
+	err = r.stream(ctx, []string{"ls-tree", "-r", "-z", "-l", "--full-tree", commit}, func(rec []byte) {
 		// <mode> SP <type> SP <object> SP+ <size> TAB <path>
-		meta, name, ok := strings.Cut(rec, "\t")
-		if !ok {
-			continue
+		tab := bytes.IndexByte(rec, '\t')
+		if tab < 0 {
+			return
 		}
-		f := strings.Fields(meta)
-		if len(f) != 4 || f[1] != "blob" || (f[0] != "100644" && f[0] != "100755") {
-			continue
+		meta, name := rec[:tab], string(rec[tab+1:])
+		mode, meta, _ := bytes.Cut(meta, []byte(" "))
+		typ, meta, _ := bytes.Cut(meta, []byte(" "))
+		oid, meta, _ := bytes.Cut(meta, []byte(" "))
+		if string(typ) != "blob" || (string(mode) != "100644" && string(mode) != "100755") {
+			return
 		}
-		size, _ := strconv.ParseInt(f[3], 10, 64)
-		t.files[name] = &entry{name: path.Base(name), oid: f[2], size: size}
-		d := path.Dir(name)
+		size, _ := strconv.ParseInt(string(bytes.TrimLeft(meta, " ")), 10, 64)
+		if len(slab) == 0 {
+			slab = make([]entry, 1024)
+		}
+		e := &slab[0]
+		slab = slab[1:]
+		d, base := path.Split(name)
+		d = strings.TrimSuffix(d, "/")
+		if d == "" {
+			d = "."
+		}
+		*e = entry{name: base, oid: string(oid), size: size}
+		names = append(names, name)
+		ents = append(ents, e)
 		addDir(d)
-		t.dirs[d] = append(t.dirs[d], dirEntry{name: path.Base(name), size: size})
+		t.dirs[d] = append(t.dirs[d], dirEntry{name: base, size: size})
+	})
+	if err != nil {
+		return nil, err
 	}
-	if _, ok := t.dirs["."]; !ok {
-		t.dirs["."] = nil
+	// Filled at the end, at its final size: growing a map of 67,000 paths was a third of
+	// the listing's cost.
+	t.files = make(map[string]*entry, len(names))
+	for i, n := range names {
+		t.files[n] = ents[i]
 	}
 	for d, ents := range t.dirs {
-		slices.SortFunc(ents, func(a, b fs.DirEntry) int { return strings.Compare(a.Name(), b.Name()) })
-		t.dirs[d] = ents
+		// Git lists a directory's files in its own order (a subdirectory sorts as "name/"),
+		// which is byte order for most directories: sort only those that are not.
+		if !slices.IsSortedFunc(ents, compareEntries) {
+			slices.SortFunc(ents, compareEntries)
+			t.dirs[d] = ents
+		}
 	}
 	return t, nil
+}
+
+func compareEntries(a, b dirEntry) int { return strings.Compare(a.name, b.name) }
+
+// stream runs git and calls fn with each NUL-terminated record of its output.
+func (r *Repo) stream(ctx context.Context, args []string, fn func(rec []byte)) error {
+	cmd := exec.CommandContext(ctx, "git", args...)
+	cmd.Dir = r.dir
+	var stderr bytes.Buffer
+	cmd.Stderr = &stderr
+	stdout, err := cmd.StdoutPipe()
+	if err != nil {
+		return err
+	}
+	if err := cmd.Start(); err != nil {
+		return fmt.Errorf("git %s: %w", args[0], err)
+	}
+	br := bufio.NewReaderSize(stdout, 1<<16)
+	for {
+		rec, err := br.ReadSlice(0)
+		if err == bufio.ErrBufferFull {
+			var long []byte
+			long, err = br.ReadBytes(0)
+			rec = append(slices.Clone(rec), long...)
+		}
+		if len(rec) > 0 && rec[len(rec)-1] == 0 {
+			fn(rec[:len(rec)-1])
+		}
+		if err != nil {
+			break
+		}
+	}
+	if err := cmd.Wait(); err != nil {
+		msg := strings.TrimSpace(stderr.String())
+		if msg == "" {
+			msg = err.Error()
+		}
+		return fmt.Errorf("git %s: %s", args[0], msg)
+	}
+	return nil
 }
 
 // Commit is the commit the tree belongs to.
@@ -263,6 +379,100 @@ func (t *Tree) Prefetch(ctx context.Context) error {
 	return rerr
 }
 
+// ReadAhead starts reading the named files in the background, in that order, through one
+// `git cat-file --batch` stream, and returns at once: a loader that announces the files it is
+// about to read (calc.Load does) gets them as fast as git can decompress them, while it is
+// still parsing the first ones, instead of waiting for a Prefetch of the whole tree first.
+// ReadFile of a file in the stream waits for it; names that are not files, or already read
+// or streaming, are skipped. A failed stream only makes the files it did not deliver read one
+// by one. The stream stops with Repo.Close.
+func (t *Tree) ReadAhead(names []string) {
+	t.mu.Lock()
+	var want []*entry
+	for _, n := range names {
+		if e := t.files[n]; e != nil && !e.read && e.ready == nil {
+			e.ready = make(chan struct{})
+			want = append(want, e)
+		}
+	}
+	t.mu.Unlock()
+	if len(want) == 0 {
+		return
+	}
+	cmd, stdin, stdout, err := t.repo.startCatFile(context.Background())
+	if err != nil {
+		t.release(want)
+		return
+	}
+	go func() {
+		bw := bufio.NewWriterSize(stdin, 1<<16)
+		for _, e := range want {
+			bw.WriteString(e.oid)
+			bw.WriteByte('\n')
+		}
+		bw.Flush()
+		stdin.Close()
+	}()
+	go func() {
+		br := bufio.NewReaderSize(stdout, 1<<20)
+		for i, e := range want {
+			data, err := readObject(br)
+			if err != nil {
+				cmd.Process.Kill()
+				t.release(want[i:])
+				break
+			}
+			t.mu.Lock()
+			e.data, e.read = data, true
+			t.mu.Unlock()
+			close(e.ready)
+		}
+		io.Copy(io.Discard, br)
+		cmd.Wait()
+		t.repo.streamDone(cmd)
+	}()
+}
+
+// release gives entries a stream will not deliver back to reads one by one.
+func (t *Tree) release(es []*entry) {
+	for _, e := range es {
+		close(e.ready)
+	}
+}
+
+// startCatFile starts a `git cat-file --batch` that Close stops.
+func (r *Repo) startCatFile(ctx context.Context) (*exec.Cmd, io.WriteCloser, io.ReadCloser, error) {
+	cmd := exec.CommandContext(ctx, "git", "cat-file", "--batch")
+	cmd.Dir = r.dir
+	stdin, err := cmd.StdinPipe()
+	if err != nil {
+		return nil, nil, nil, err
+	}
+	stdout, err := cmd.StdoutPipe()
+	if err != nil {
+		return nil, nil, nil, err
+	}
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.closed {
+		return nil, nil, nil, errors.New("repository closed")
+	}
+	if err := cmd.Start(); err != nil {
+		return nil, nil, nil, fmt.Errorf("git cat-file: %w", err)
+	}
+	if r.streams == nil {
+		r.streams = map[*exec.Cmd]bool{}
+	}
+	r.streams[cmd] = true
+	return cmd, stdin, stdout, nil
+}
+
+func (r *Repo) streamDone(cmd *exec.Cmd) {
+	r.mu.Lock()
+	delete(r.streams, cmd)
+	r.mu.Unlock()
+}
+
 // readObject reads one `cat-file --batch` answer.
 func readObject(br *bufio.Reader) ([]byte, error) {
 	hdr, err := br.ReadString('\n')
@@ -299,6 +509,9 @@ func (c *catFile) close() {
 func (r *Repo) readBlob(oid string) ([]byte, error) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
+	if r.closed {
+		return nil, errors.New("repository closed")
+	}
 	if r.batch == nil {
 		// Not bound to a request's context: the process serves every lazy read until Close.
 		cmd := exec.Command("git", "cat-file", "--batch")
@@ -343,6 +556,12 @@ func (t *Tree) ReadFile(name string) ([]byte, error) {
 		}
 		return nil, &fs.PathError{Op: "read", Path: name, Err: fs.ErrNotExist}
 	}
+	if !e.read && e.ready != nil {
+		ready := e.ready
+		t.mu.Unlock()
+		<-ready
+		t.mu.Lock()
+	}
 	if e.read {
 		t.mu.Unlock()
 		return slices.Clone(e.data), nil
@@ -367,7 +586,11 @@ func (t *Tree) ReadDir(name string) ([]fs.DirEntry, error) {
 	if !ok {
 		return nil, &fs.PathError{Op: "readdir", Path: name, Err: fs.ErrNotExist}
 	}
-	return slices.Clone(ents), nil
+	out := make([]fs.DirEntry, len(ents))
+	for i, e := range ents {
+		out[i] = e
+	}
+	return out, nil
 }
 
 // Stat implements fs.StatFS.
@@ -456,4 +679,62 @@ func (d *dirFile) ReadDir(n int) ([]fs.DirEntry, error) {
 	out := d.ents[:k]
 	d.ents = d.ents[k:]
 	return out, nil
+}
+
+// FromWorkTree returns the tree as an fs.FS whose files are read from the work tree when they
+// are byte for byte the tree's (same git object id) and from git objects otherwise. The
+// names, sizes and directories are always the tree's. For the commit checked out this reads
+// plain files, which is several times faster than decompressing every object, without
+// trusting the work tree: a file that was edited, is missing, or is changed by a checkout
+// filter is simply read from git.
+func (t *Tree) FromWorkTree() fs.FS { return &workTree{Tree: t} }
+
+type workTree struct{ *Tree }
+
+func (w *workTree) ReadFile(name string) ([]byte, error) {
+	if !fs.ValidPath(name) {
+		return nil, &fs.PathError{Op: "read", Path: name, Err: fs.ErrInvalid}
+	}
+	w.mu.Lock()
+	e := w.files[name]
+	w.mu.Unlock()
+	if e != nil {
+		data, err := safefile.Read(filepath.Join(w.repo.top, filepath.FromSlash(name)), safefile.Options{MaxSize: max(e.size, 1)})
+		if err == nil && int64(len(data)) == e.size && blobID(data, len(e.oid)) == e.oid {
+			return data, nil
+		}
+	}
+	return w.Tree.ReadFile(name)
+}
+
+// ReadAhead does nothing: the files are expected on disk, and git is asked only for the few
+// that are not.
+func (w *workTree) ReadAhead([]string) {}
+
+func (w *workTree) Open(name string) (fs.File, error) {
+	st, err := w.Stat(name)
+	if err != nil || st.IsDir() {
+		return w.Tree.Open(name)
+	}
+	data, err := w.ReadFile(name)
+	if err != nil {
+		return nil, err
+	}
+	return &file{info: st, r: bytes.NewReader(data)}, nil
+}
+
+// blobID is the git object id of a blob with this content, in the repository's hash (SHA-1
+// ids have 40 hex digits, SHA-256 ids 64).
+func blobID(data []byte, hexLen int) string {
+	var h hash.Hash
+	if hexLen == 64 {
+		h = sha256.New()
+	} else {
+		h = sha1.New()
+	}
+	var hdr [32]byte
+	h.Write(strconv.AppendInt(append(hdr[:0], "blob "...), int64(len(data)), 10))
+	h.Write([]byte{0})
+	h.Write(data)
+	return hex.EncodeToString(h.Sum(nil))
 }

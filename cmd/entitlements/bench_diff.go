@@ -1,0 +1,185 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"slices"
+	"strings"
+	"time"
+)
+
+// diffBenchReport compares the whole-process time of `entitlements diff` between two commits
+// of the generated repo with that of one `entitlements calc` of the same repo: the pull-request
+// diff must cost little more than one calculation (the review-workflow issue asks for at most
+// 1.5 times).
+type diffBenchReport struct {
+	Calc, Diff time.Duration
+	Changed    []string
+}
+
+// runDiffBench commits the generated repo in dir (a new git repository), commits the change
+// a typical access pull request makes (a member added to three group files, one person moved
+// to another manager), then runs this binary's calc and diff alternately runs times each,
+// keeping the fastest of each.
+func runDiffBench(ctx context.Context, dir string, runs int) (diffBenchReport, error) {
+	var rep diffBenchReport
+	if _, err := exec.LookPath("git"); err != nil {
+		return rep, fmt.Errorf("--diff needs git: %w", err)
+	}
+	git := func(args ...string) error {
+		// No automatic gc in the background: the explicit one below packs the objects as a
+		// clone would have them.
+		cmd := exec.CommandContext(ctx, "git", append([]string{"-c", "gc.auto=0"}, args...)...)
+		cmd.Dir = dir
+		cmd.Env = append(os.Environ(), "GIT_AUTHOR_NAME=bench", "GIT_AUTHOR_EMAIL=bench@example.net",
+			"GIT_COMMITTER_NAME=bench", "GIT_COMMITTER_EMAIL=bench@example.net",
+			"GIT_CONFIG_GLOBAL=/dev/null", "GIT_CONFIG_SYSTEM=/dev/null")
+		if out, err := cmd.CombinedOutput(); err != nil {
+			return fmt.Errorf("git %s: %v: %s", args[0], err, bytes.TrimSpace(out))
+		}
+		return nil
+	}
+	for _, args := range [][]string{{"init", "-q", "-b", "main"}, {"add", "-A"}, {"commit", "-qm", "base"}} {
+		if err := git(args...); err != nil {
+			return rep, err
+		}
+	}
+	changed, err := benchChange(dir)
+	if err != nil {
+		return rep, err
+	}
+	rep.Changed = changed
+	for _, args := range [][]string{{"add", "-A"}, {"commit", "-qm", "head"}, {"gc", "-q"}} {
+		if err := git(args...); err != nil {
+			return rep, err
+		}
+	}
+	self, err := os.Executable()
+	if err != nil {
+		return rep, err
+	}
+	out, err := os.CreateTemp("", "entitlements-bench-diff-")
+	if err != nil {
+		return rep, err
+	}
+	defer os.Remove(out.Name())
+	defer out.Close()
+	run := func(args ...string) (time.Duration, error) {
+		if err := resetSink(out); err != nil {
+			return 0, err
+		}
+		cmd := exec.CommandContext(ctx, self, args...)
+		cmd.Dir = dir
+		cmd.Stdout = out
+		var stderr bytes.Buffer
+		cmd.Stderr = &stderr
+		t := time.Now()
+		err := cmd.Run()
+		d := time.Since(t)
+		if err != nil {
+			return 0, fmt.Errorf("entitlements %s: %v: %s", args[0], err, bytes.TrimSpace(stderr.Bytes()))
+		}
+		return d, nil
+	}
+	common := []string{"--config", "config.yaml", "--now", "2026-01-01"}
+	for i := 0; i < runs; i++ {
+		c, err := run(append([]string{"calc", "--format", "json"}, common...)...)
+		if err != nil {
+			return rep, err
+		}
+		d, err := run(append([]string{"diff", "--base", "HEAD~1", "--head", "HEAD", "--format", "markdown"}, common...)...)
+		if err != nil {
+			return rep, err
+		}
+		if rep.Calc == 0 || c < rep.Calc {
+			rep.Calc = c
+		}
+		if rep.Diff == 0 || d < rep.Diff {
+			rep.Diff = d
+		}
+	}
+	return rep, nil
+}
+
+// benchChange makes the change of the diff benchmark in the generated repo and returns the
+// files it changed: username lines added to the first two team files and the first app
+// file (by name), and the manager of the 501st person (in people data and manager map) set
+// to the third person.
+func benchChange(dir string) ([]string, error) {
+	var changed []string
+	pick := func(sub string, n int) error {
+		ents, err := os.ReadDir(filepath.Join(dir, sub))
+		if err != nil {
+			return err
+		}
+		var names []string
+		for _, e := range ents {
+			if strings.HasSuffix(e.Name(), ".txt") {
+				names = append(names, e.Name())
+			}
+		}
+		slices.Sort(names)
+		if len(names) < n {
+			return fmt.Errorf("%s has fewer than %d .txt files", sub, n)
+		}
+		for _, name := range names[:n] {
+			p := filepath.Join(dir, sub, name)
+			f, err := os.OpenFile(p, os.O_APPEND|os.O_WRONLY, 0)
+			if err != nil {
+				return err
+			}
+			_, err = io.WriteString(f, "username = u000123\n")
+			if cerr := f.Close(); err == nil {
+				err = cerr
+			}
+			if err != nil {
+				return err
+			}
+			changed = append(changed, filepath.ToSlash(filepath.Join(sub, name)))
+		}
+		return nil
+	}
+	if err := pick("ldap-config/pizza_teams", 2); err != nil {
+		return nil, err
+	}
+	if err := pick("ldap-config/entitlements/apps", 1); err != nil {
+		return nil, err
+	}
+	for _, name := range []string{"people.yaml", "manager-map.yaml"} {
+		p := filepath.Join(dir, name)
+		data, err := os.ReadFile(p)
+		if err != nil {
+			return nil, err
+		}
+		s := string(data)
+		i := strings.Index(s, "\nu000500:\n")
+		if i < 0 {
+			return nil, fmt.Errorf("%s: person u000500 not found (use --people 501 or more)", name)
+		}
+		j := strings.Index(s[i:], "manager: ")
+		if j < 0 {
+			return nil, fmt.Errorf("%s: u000500 has no manager", name)
+		}
+		j += i + len("manager: ")
+		k := j + strings.IndexByte(s[j:], '\n')
+		s = s[:j] + "u000002" + s[k:]
+		if err := os.WriteFile(p, []byte(s), 0o644); err != nil {
+			return nil, err
+		}
+		changed = append(changed, name)
+	}
+	return changed, nil
+}
+
+func printDiffBench(w io.Writer, rep diffBenchReport, runs int) {
+	fmt.Fprintf(w, "diff (whole process, HEAD~1..HEAD, markdown; changed %s): %s\n",
+		strings.Join(rep.Changed, ", "), rep.Diff.Round(time.Millisecond))
+	fmt.Fprintf(w, "calc (whole process, JSON to a file): %s\n", rep.Calc.Round(time.Millisecond))
+	fmt.Fprintf(w, "ratio diff/calc: %.2f (fastest of %d runs each; goal <= 1.5)\n",
+		float64(rep.Diff)/float64(rep.Calc), runs)
+}

@@ -1,0 +1,91 @@
+package people
+
+import (
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/entitlements-go/entitlements/internal/synth"
+)
+
+// TestEntriesEqualWhole: reading a people file or a manager map entry by entry gives exactly
+// what parsing it as one document gives, whenever it answers; and it answers for the usual
+// layout, or this test checks nothing.
+func TestEntriesEqualWhole(t *testing.T) {
+	inputs := map[string][]byte{
+		"lists, numbers, dates, quotes, nulls": []byte("---\nalice:\n  cn: Alice A\n  groups:\n  - b\n  - a\n  shell: '/bin/sh'\n  uidnumber: 1001\n  start: 2020-01-02\n  title:\n  manager: bob\nbob:\n  cn: \"Bob\"\n  manager: bob\n"),
+		"mixed list":                           []byte("alice:\n  tags:\n  - x\n  - 1\n"),
+		"not a map":                            []byte("alice:\n  - x\n"),
+		"flow style":                           []byte("alice: {cn: A}\n"),
+		"nested attributes":                    []byte("alice:\n  address:\n    city: Paris\n"),
+		"manager null":                         []byte("alice:\n  manager:\n  status:\n  - employee\n"),
+	}
+	repo, err := synth.Generate(synth.Options{People: 300, Seed: 5})
+	if err != nil {
+		t.Fatal(err)
+	}
+	inputs["synth people"] = repo.Files["people.yaml"]
+	inputs["synth manager map"] = repo.Files["manager-map.yaml"]
+	root := os.Getenv("ENTITLEMENTS_CONFORMANCE_DIR")
+	if root == "" {
+		root = filepath.Join("..", "..", "shared", "conformance")
+	}
+	_ = filepath.WalkDir(root, func(p string, d fs.DirEntry, err error) error {
+		if err == nil && !d.IsDir() && strings.HasSuffix(p, ".yaml") && (strings.Contains(p, "people") || strings.Contains(p, "manager")) {
+			if b, err := os.ReadFile(p); err == nil {
+				inputs[p] = b
+			}
+		}
+		return nil
+	})
+	answered := 0
+	for name, data := range inputs {
+		if got, ok := parseEntries(data); ok {
+			answered++
+			want, err := parseWhole(data)
+			if err != nil || !same(got, want) {
+				t.Errorf("%s: people entry by entry %+v, whole %+v (%v)", name, got, want, err)
+			}
+		}
+		if got, ok := managerEntries(data); ok {
+			answered++
+			want, err := managerWhole("m.yaml", data)
+			if err != nil || !same(got, want) {
+				t.Errorf("%s: manager map entry by entry %v, whole %v (%v)", name, got, want, err)
+			}
+		}
+	}
+	for _, must := range []string{"synth people", "synth manager map", "lists, numbers, dates, quotes, nulls"} {
+		if _, ok := parseEntries(inputs[must]); !ok {
+			t.Errorf("%s: not read entry by entry", must)
+		}
+	}
+	t.Logf("%d of %d parses answered entry by entry", answered, 2*len(inputs))
+}
+
+// same compares parse results by their Go syntax (NaN equals NaN; map keys are sorted).
+func same(a, b any) bool { return fmt.Sprintf("%#v", a) == fmt.Sprintf("%#v", b) }
+
+// FuzzEntries: whenever a people file or manager map is read entry by entry, the result is
+// the whole-document parse's.
+func FuzzEntries(f *testing.F) {
+	f.Add([]byte("alice:\n  cn: Alice\n  manager: bob\nbob:\n  manager: bob\n  groups:\n  - x\n"))
+	f.Add([]byte("---\nu1:\n  n: 1\n  d: 2020-01-01\n  q: 'x'\nu2:\n  l:\n  - 1\n  - 2\n"))
+	f.Add([]byte("a:\n  manager:\n"))
+	f.Add([]byte("a:\n  x: .nan\n"))
+	f.Fuzz(func(t *testing.T, data []byte) {
+		if got, ok := parseEntries(data); ok {
+			if want, err := parseWhole(data); err != nil || !same(got, want) {
+				t.Fatalf("people entry by entry %+v, whole %+v (%v)", got, want, err)
+			}
+		}
+		if got, ok := managerEntries(data); ok {
+			if want, err := managerWhole("m", data); err != nil || !same(got, want) {
+				t.Fatalf("manager map entry by entry %v, whole %v (%v)", got, want, err)
+			}
+		}
+	})
+}
