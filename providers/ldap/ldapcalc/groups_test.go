@@ -5,8 +5,8 @@ import (
 	"slices"
 	"testing"
 
+	"github.com/entitlements-go/entitlements/config"
 	"github.com/entitlements-go/entitlements/internal/testldap"
-	"github.com/entitlements-go/entitlements/internal/yaml11"
 	"github.com/entitlements-go/entitlements/providers/ldap"
 )
 
@@ -14,13 +14,13 @@ import (
 // reader's error (never an empty answer that would read as "no such group").
 func TestGroupsReadLDAPGroups(t *testing.T) {
 	srv := testldap.Start(t, testldap.Options{LDIF: "dn: cn=staff,ou=Groups,dc=example,dc=net\nobjectClass: groupOfUniqueNames\ncn: staff\nuniqueMember: uid=alice,ou=People,dc=example,dc=net\n"})
-	settings := func(uri string) *yaml11.Node {
+	settings := func(uri string) config.Value {
 		t.Helper()
-		n, _, err := yaml11.Parse([]byte("ldap_uri: "+uri+"\nldap_binddn: "+srv.BindDN+"\nldap_bindpw: "+srv.Password+"\n"), yaml11.Options{})
+		v, err := config.ParseValue("ldap_uri: " + uri + "\nldap_binddn: " + srv.BindDN + "\nldap_bindpw: " + srv.Password + "\n")
 		if err != nil {
 			t.Fatal(err)
 		}
-		return n
+		return v
 	}
 	reg := ldap.NewRegistry(ldap.Options{})
 	defer reg.Close()
