@@ -74,7 +74,11 @@ func TestAcquirePicksTheLeastBusySlot(t *testing.T) {
 		if tc.connB {
 			b.conn = conn
 		}
-		s, _, err := p.acquire(context.Background(), false)
+		// A plain acquire never waits: the deadline turns a pool that would wait forever
+		// into a failure instead of a hung test.
+		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+		s, _, err := p.acquire(ctx, false)
+		cancel()
 		if err != nil {
 			t.Fatal(err)
 		}
