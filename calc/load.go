@@ -91,6 +91,7 @@ type group struct {
 	cn, ext   string
 	path, rel string
 	key       string // ouKey/cn
+	regular   bool   // listed as a regular file (safefile.Options.Regular)
 
 	def   *definition
 	perrs []*validate.Error
@@ -152,6 +153,7 @@ type listing struct {
 
 type dirEntry struct {
 	name, cn, ext string
+	regular       bool // the listing said: a regular file, not a symlink
 }
 
 // ErrNoPeople is the cause of the load error for a people source that yields nobody (see
@@ -621,7 +623,7 @@ func (r *Repo) listOU(ou *config.OU, enumerate bool, c *validate.Collector) *lis
 		if _, ok := l.entries[cn]; !ok {
 			l.names = append(l.names, cn)
 		}
-		l.entries[cn] = append(l.entries[cn], dirEntry{name: name, cn: cn, ext: ext})
+		l.entries[cn] = append(l.entries[cn], dirEntry{name: name, cn: cn, ext: ext, regular: e.Type().IsRegular()})
 	}
 	l.order = slices.Clone(l.names)
 	l.rank = make(map[string]int, len(l.order))
@@ -673,7 +675,7 @@ func (r *Repo) groupFor(ou *config.OU, l *listing, cn string) *group {
 	} else {
 		g = new(group)
 	}
-	*g = group{ou: ou, cn: cn, ext: e.ext, path: path, rel: rel, key: key}
+	*g = group{ou: ou, cn: cn, ext: e.ext, path: path, rel: rel, key: key, regular: e.regular}
 	if len(ents) > 1 {
 		var names []string
 		for _, x := range ents {
@@ -844,7 +846,7 @@ func (r *Repo) parseWith(g *group, yp *yaml11.Parser) {
 // readGroupFile reads one group file: a regular file within the size cap that, unless
 // Options.AllowSymlinksOutside, resolves inside the config tree.
 func (r *Repo) readGroupFile(g *group) ([]byte, error) {
-	o := safefile.Options{MaxSize: r.opt.MaxFileSize}
+	o := safefile.Options{MaxSize: r.opt.MaxFileSize, Regular: g.regular}
 	if !r.opt.AllowSymlinksOutside {
 		o.Roots = []string{r.cfg.ConfigurationPath, r.cfg.Dir, g.ou.Dir}
 	}
