@@ -107,6 +107,10 @@ type group struct {
 	// sum is the SHA-256 of the file's content (Digest).
 	sum [32]byte
 
+	// links is the linked state of def's rule nodes and filter entries, by their ids (made
+	// when linking first writes one; read through link).
+	links []link
+
 	state      uint8 // unvisited, active, done
 	bad        bool
 	r, ref     *roaring.Bitmap
@@ -840,6 +844,7 @@ func (r *Repo) parseWith(g *group, yp *yaml11.Parser) {
 		return
 	}
 	def.expired = p.expired
+	def.number()
 	g.def = def
 }
 
