@@ -96,9 +96,12 @@ type definition struct {
 	expired     []expiredLine
 	// nlinks is the number of rule nodes and filter entries, the size of a group's links.
 	nlinks int
+	// ldapDNs are the values of its ldap_group rules (read in bulk before linking).
+	ldapDNs []string
 }
 
-// number gives every rule node and filter entry of d its index into a group's links.
+// number gives every rule node and filter entry of d its index into a group's links, and
+// collects its ldap_group values.
 func (d *definition) number() {
 	n := 0
 	var walk func(r *rule)
@@ -108,6 +111,9 @@ func (d *definition) number() {
 		}
 		r.id = int32(n)
 		n++
+		if r.op == opMethod && r.method == "ldap_group" {
+			d.ldapDNs = append(d.ldapDNs, r.value)
+		}
 		for _, k := range r.kids {
 			walk(k)
 		}

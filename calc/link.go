@@ -554,21 +554,11 @@ func (r *Repo) prefetchLDAP(ctx context.Context, c *validate.Collector) error {
 			add(f.cfg.LDAPGroup)
 		}
 	}
-	var walk func(n *rule)
-	walk = func(n *rule) {
-		if n == nil {
-			return
-		}
-		if n.op == opMethod && n.method == "ldap_group" {
-			add(n.value)
-		}
-		for _, k := range n.kids {
-			walk(k)
-		}
-	}
 	for _, g := range r.groups {
 		if g.def != nil {
-			walk(g.def.rules)
+			for _, d := range g.def.ldapDNs {
+				add(d)
+			}
 		}
 	}
 	r.ldap = map[string]*LDAPGroup{}
