@@ -126,30 +126,38 @@ func (r *Repo) afterPeople() {
 	st.orgAffected = aff
 }
 
-// reuseLeaves copies the base's rule-leaf sets that cannot differ.
+// reuseLeaves lets leaf lookups fall back to the base's rule-leaf sets that cannot differ
+// (see baseLeaf); the base's map is consulted, not copied.
 func (r *Repo) reuseLeaves() {
 	st := r.inc
 	if st == nil || !st.sameIDs {
 		return
 	}
-	sameDir := r.dir == st.base.dir
-	for k, v := range st.base.leaves {
-		method, value, _ := strings.Cut(k, "\x00")
-		switch method {
-		case "username":
-		case "management", "direct_report":
-			if !st.orgSame && (st.orgAffected == nil || st.orgAffected[strings.ToLower(value)]) {
-				continue
-			}
-		case "ldap_group":
-			continue // read again: the reader decides what is current
-		default:
-			if !sameDir {
-				continue // custom methods see people attributes
-			}
-		}
-		r.leaves[k] = v
+	r.baseLeaves = st.base.leaves
+	r.sameDir = r.dir == st.base.dir
+}
+
+// baseLeaf returns the base's set for a leaf when it cannot differ in this load.
+func (r *Repo) baseLeaf(k leafKey) (leafResult, bool) {
+	if r.baseLeaves == nil {
+		return leafResult{}, false
 	}
+	st := r.inc
+	switch k.method {
+	case "username":
+	case "management", "direct_report":
+		if !st.orgSame && (st.orgAffected == nil || st.orgAffected[strings.ToLower(k.value)]) {
+			return leafResult{}, false
+		}
+	case "ldap_group":
+		return leafResult{}, false // read again: the reader decides what is current
+	default:
+		if !r.sameDir {
+			return leafResult{}, false // custom methods see people attributes
+		}
+	}
+	lr, ok := r.baseLeaves[k]
+	return lr, ok
 }
 
 // reuseParse fills g from the base's parse of the same, unchanged file.

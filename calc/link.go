@@ -468,8 +468,11 @@ var errLDAPGroupNotFound = errors.New("ldap group not found")
 
 // leaf computes (once per run) the members of a non-group rule leaf.
 func (r *Repo) leaf(ctx context.Context, method, value string) (*roaring.Bitmap, error) {
-	key := method + "\x00" + value
+	key := leafKey{method, value}
 	if lr, ok := r.leaves[key]; ok {
+		return lr.set, lr.err
+	}
+	if lr, ok := r.baseLeaf(key); ok {
 		return lr.set, lr.err
 	}
 	set, err := r.computeLeaf(ctx, method, value)

@@ -50,10 +50,13 @@ type Repo struct {
 	// outputs are the groups a run produces, in OU processing order then file order.
 	outputs []*output
 
-	leaves   map[string]leafResult
-	ldap     map[string]*LDAPGroup
-	warnings []validate.Warning
-	fnames   map[string]bool // configured filter names
+	leaves map[leafKey]leafResult
+	// baseLeaves are an incremental base's leaves (see baseLeaf); sameDir: the base's people.
+	baseLeaves map[leafKey]leafResult
+	sameDir    bool
+	ldap       map[string]*LDAPGroup
+	warnings   []validate.Warning
+	fnames     map[string]bool // configured filter names
 	// noPeople: the people data failed to load (an error is reported); rules that need
 	// people match nobody, so that the rest of the repo is still checked.
 	noPeople bool
@@ -79,6 +82,9 @@ type Repo struct {
 type Timings struct {
 	Load, Validate, Calculate time.Duration
 }
+
+// leafKey names a rule leaf (method = value); a struct key costs no allocation per lookup.
+type leafKey struct{ method, value string }
 
 type leafResult struct {
 	set *roaring.Bitmap
@@ -215,7 +221,7 @@ func load(ctx context.Context, path string, opt Options) (*Repo, *validate.Colle
 	}
 	r := &Repo{cfg: cfg, opt: opt, fsys: fsysOf(opt), today: validate.Today(opt.Now), warnings: warns,
 		ignore:   opt.IgnoreExpirations || cfg.IgnoreExpirations,
-		listings: map[string]*listing{}, groups: map[string]*group{}, leaves: map[string]leafResult{}}
+		listings: map[string]*listing{}, groups: map[string]*group{}, leaves: map[leafKey]leafResult{}}
 	c := &validate.Collector{}
 	r.registerMethods(c)
 	r.setupIncremental()
