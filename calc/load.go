@@ -16,7 +16,6 @@ import (
 	"github.com/entitlements-go/entitlements/config"
 	"github.com/entitlements-go/entitlements/internal/safefile"
 	"github.com/entitlements-go/entitlements/internal/vfs"
-	"github.com/entitlements-go/entitlements/internal/yaml11"
 	"github.com/entitlements-go/entitlements/people"
 	"github.com/entitlements-go/entitlements/validate"
 	"golang.org/x/sync/errgroup"
@@ -793,12 +792,12 @@ func (r *Repo) parseAll(ctx context.Context, gs []*group) error {
 	for i := 0; i < len(gs); i += batch {
 		part := gs[i:min(i+batch, len(gs))]
 		eg.Go(func() error {
-			var yp yaml11.Parser
+			var scratch parseScratch
 			for _, g := range part {
 				if err := ctx.Err(); err != nil {
 					return err
 				}
-				r.parseWith(g, &yp)
+				r.parseWith(g, &scratch)
 			}
 			return nil
 		})
@@ -809,8 +808,8 @@ func (r *Repo) parseAll(ctx context.Context, gs []*group) error {
 // parse reads and parses one group file into g (errors stay with g).
 func (r *Repo) parse(g *group) { r.parseWith(g, nil) }
 
-// parseWith is parse with a YAML parser whose storage the caller reuses (nil: none).
-func (r *Repo) parseWith(g *group, yp *yaml11.Parser) {
+// parseWith is parse with storage the caller reuses from file to file (nil: none).
+func (r *Repo) parseWith(g *group, scratch *parseScratch) {
 	if g.def != nil || len(g.perrs) > 0 || r.reuseParse(g) {
 		return
 	}
@@ -835,7 +834,7 @@ func (r *Repo) parseWith(g *group, yp *yaml11.Parser) {
 	}
 	g.sum = sha256.Sum256(data)
 	p := &parser{rel: g.rel, today: r.today, ignoreExp: r.ignore, methods: r.methods,
-		allowed: r.allowedMethods(g.ou), filters: r.fnames, ownsData: true, yaml: yp}
+		allowed: r.allowedMethods(g.ou), filters: r.fnames, ownsData: true, scratch: scratch}
 	var def *definition
 	if g.ext == "txt" {
 		def = p.parseTxt(data)
