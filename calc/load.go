@@ -148,7 +148,8 @@ type filterState struct {
 }
 
 type listing struct {
-	entries map[string][]dirEntry // by cn; more than one entry is a duplicate
+	entries map[string]dirEntry // by cn: the first file of that name
+	dups    map[string][]dirEntry // cns with more than one file: all of them
 	names   []string              // sorted cns (binary search for wildcard prefixes)
 	// order is the cns in file-name order (os.ReadDir's), the reference's processing order:
 	// "foo-bar.txt" comes before "foo.txt" although cn "foo" sorts before "foo-bar".
@@ -579,7 +580,7 @@ func (r *Repo) listOU(ou *config.OU, enumerate bool, c *validate.Collector) *lis
 	if l, ok := r.listings[ou.Key]; ok {
 		return l
 	}
-	l := &listing{entries: map[string][]dirEntry{}}
+	l := &listing{entries: map[string]dirEntry{}}
 	r.listings[ou.Key] = l
 	if ou.Mirror != "" {
 		l.err = fmt.Errorf("OU %q is a mirror and has no group files of its own", ou.Key)
@@ -590,6 +591,8 @@ func (r *Repo) listOU(ou *config.OU, enumerate bool, c *validate.Collector) *lis
 		l.err = fmt.Errorf("Non-existing directory %q for group %q", r.cfg.Rel(ou.Dir), ou.Key)
 		return l
 	}
+	l.entries = make(map[string]dirEntry, len(ents))
+	l.names = make([]string, 0, len(ents))
 	for _, e := range ents {
 		name := e.Name()
 		if strings.HasPrefix(name, ".") || e.IsDir() {
@@ -629,10 +632,19 @@ func (r *Repo) listOU(ou *config.OU, enumerate bool, c *validate.Collector) *lis
 			}
 			continue
 		}
-		if _, ok := l.entries[cn]; !ok {
+		de := dirEntry{name: name, cn: cn, ext: ext, regular: e.Type().IsRegular()}
+		if first, ok := l.entries[cn]; !ok {
 			l.names = append(l.names, cn)
+			l.entries[cn] = de
+		} else {
+			if l.dups == nil {
+				l.dups = map[string][]dirEntry{}
+			}
+			if len(l.dups[cn]) == 0 {
+				l.dups[cn] = []dirEntry{first}
+			}
+			l.dups[cn] = append(l.dups[cn], de)
 		}
-		l.entries[cn] = append(l.entries[cn], dirEntry{name: name, cn: cn, ext: ext, regular: e.Type().IsRegular()})
 	}
 	l.order = slices.Clone(l.names)
 	l.rank = make(map[string]int, len(l.order))
@@ -675,8 +687,8 @@ func (r *Repo) groupFor(ou *config.OU, l *listing, cn string) *group {
 		return g
 	}
 	key := ou.Key + "/" + cn
-	ents := l.entries[cn]
-	e := ents[0]
+	e := l.entries[cn]
+	ents := l.dups[cn]
 	path, rel := l.filePaths(ou.Dir, e.name, r.cfg.Rel)
 	var g *group
 	if len(r.groupSlab) > 0 {
