@@ -17,19 +17,35 @@ const (
 )
 
 // rule is one node of a compiled rule tree. Leaves are resolved during linking: a `group`
-// leaf gets its target groups, every other method its memoised member set.
+// leaf gets its target groups, every other method its memoised member set; both are kept in
+// the group's links at the node's id, not in the node, so that a parsed definition never
+// changes and every Repo that loads the same file shares it (an incremental load links it
+// again without copying it).
 type rule struct {
 	op     ruleOp
+	id     int32 // index of the node's link (definition.number)
 	kids   []*rule
 	method string // canonical method name (aliases applied)
 	value  string
 	line   int
 	// text is the rule as written, for explanations ("group = pizza_teams/sre").
 	text string
+}
 
-	// Linked state.
+// link returns the linked state of the rule node or filter entry id of g's definition (zero
+// when nothing was linked for it).
+func (g *group) link(id int32) link {
+	if int(id) < len(g.links) {
+		return g.links[id]
+	}
+	return link{}
+}
+
+// link is the linked state of one rule node or filter entry of a group's definition.
+type link struct {
 	targets []*group        // group references (a wildcard can name several)
 	leaf    *roaring.Bitmap // every other method
+	broken  *validate.Error // filter entry: a reference that does not resolve (see linker.final)
 }
 
 // filterMode is a group's setting for one filter.
@@ -51,9 +67,7 @@ type filterSetting struct {
 type filterEntry struct {
 	value string // a username, or a group reference when it contains "/"
 	line  int
-	// Linked state.
-	targets []*group
-	broken  *validate.Error // a reference that does not resolve (see linker.final)
+	id    int32 // index of the entry's link (definition.number)
 }
 
 // expiredLine records a rule line or filter entry that was dropped because its date passed;
@@ -80,6 +94,38 @@ type definition struct {
 	rules       *rule
 	filters     map[string]*filterSetting
 	expired     []expiredLine
+	// nlinks is the number of rule nodes and filter entries, the size of a group's links.
+	nlinks int
+	// ldapDNs are the values of its ldap_group rules (read in bulk before linking).
+	ldapDNs []string
+}
+
+// number gives every rule node and filter entry of d its index into a group's links, and
+// collects its ldap_group values.
+func (d *definition) number() {
+	n := 0
+	var walk func(r *rule)
+	walk = func(r *rule) {
+		if r == nil {
+			return
+		}
+		r.id = int32(n)
+		n++
+		if r.op == opMethod && r.method == "ldap_group" {
+			d.ldapDNs = append(d.ldapDNs, r.value)
+		}
+		for _, k := range r.kids {
+			walk(k)
+		}
+	}
+	walk(d.rules)
+	for _, s := range d.filters {
+		for i := range s.entries {
+			s.entries[i].id = int32(n)
+			n++
+		}
+	}
+	d.nlinks = n
 }
 
 func (d *definition) meta(key string) (any, bool) {

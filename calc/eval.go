@@ -34,7 +34,7 @@ func (r *Repo) calculate(ctx context.Context) (*Result, error) {
 			r.evalReused(g)
 			continue
 		}
-		g.r = r.eval(g.def.rules)
+		g.r = r.eval(g, g.def.rules)
 		g.ref = r.expire(g, g.r)
 	}
 	for _, f := range r.filters {
@@ -64,27 +64,27 @@ func (r *Repo) expired(g *group) bool {
 	return !r.ignore && g.def.fileExp.Reached(r.today)
 }
 
-func (r *Repo) eval(n *rule) *roaring.Bitmap {
+func (r *Repo) eval(g *group, n *rule) *roaring.Bitmap {
 	switch n.op {
 	case opNone:
 		return empty
 	case opMethod:
 		if n.method != "group" {
-			return n.leaf
+			return g.link(n.id).leaf
 		}
-		return r.union(n.targets)
+		return r.union(g.link(n.id).targets)
 	case opNot:
-		return roaring.AndNot(r.universe, r.eval(n.kids[0]))
+		return roaring.AndNot(r.universe, r.eval(g, n.kids[0]))
 	case opOr:
 		switch len(n.kids) {
 		case 0:
 			return empty
 		case 1:
-			return r.eval(n.kids[0])
+			return r.eval(g, n.kids[0])
 		}
 		sets := make([]*roaring.Bitmap, len(n.kids))
 		for i, k := range n.kids {
-			sets[i] = r.eval(k)
+			sets[i] = r.eval(g, k)
 		}
 		return roaring.FastOr(sets...)
 	}
@@ -96,11 +96,11 @@ func (r *Repo) eval(n *rule) *roaring.Bitmap {
 		for _, k := range kids {
 			switch {
 			case k.op == opNot:
-				neg = append(neg, r.eval(k.kids[0]))
+				neg = append(neg, r.eval(g, k.kids[0]))
 			case k.op == opAnd && allNot(k.kids):
 				collect(k.kids)
 			default:
-				pos = append(pos, r.eval(k))
+				pos = append(pos, r.eval(g, k))
 			}
 		}
 	}
@@ -191,7 +191,8 @@ func (r *Repo) final(g *group) (*roaring.Bitmap, bool, *validate.Error) {
 		}
 		if st.mode == filterList {
 			for i, e := range st.entries {
-				if e.broken == nil {
+				broken := g.link(e.id).broken
+				if broken == nil {
 					continue
 				}
 				// The reference checks every username entry first, then the group entries in
@@ -204,12 +205,12 @@ func (r *Repo) final(g *group) (*roaring.Bitmap, bool, *validate.Error) {
 						before = append(before, x)
 					}
 				}
-				if !roaring.AndNot(removed, r.allowed(before)).IsEmpty() {
-					return nil, false, e.broken
+				if !roaring.AndNot(removed, r.allowed(g, before)).IsEmpty() {
+					return nil, false, broken
 				}
 				break
 			}
-			removed.AndNot(r.allowed(st.entries))
+			removed.AndNot(r.allowed(g, st.entries))
 			if removed.IsEmpty() {
 				continue
 			}
@@ -222,14 +223,15 @@ func (r *Repo) final(g *group) (*roaring.Bitmap, bool, *validate.Error) {
 	return s, false, nil
 }
 
-// allowed is the set of people a filter list lets through.
-func (r *Repo) allowed(entries []filterEntry) *roaring.Bitmap {
+// allowed is the set of people a filter list of g lets through.
+func (r *Repo) allowed(g *group, entries []filterEntry) *roaring.Bitmap {
 	b := roaring.New()
 	for _, e := range entries {
+		l := g.link(e.id)
 		switch {
-		case e.broken != nil:
-		case e.targets != nil:
-			b.Or(r.union(e.targets))
+		case l.broken != nil:
+		case l.targets != nil:
+			b.Or(r.union(l.targets))
 		default:
 			if id, ok := r.dir.Lookup(e.value); ok {
 				b.Add(id)

@@ -104,7 +104,7 @@ func (res *Result) Explain(groupKey, person string) (*Explanation, error) {
 		ex.Member = res.finals[g].Contains(id)
 	}
 	e := &explainer{r: r, id: id, known: known, seen: map[*group]bool{g: true}}
-	ex.Rules = e.trace(g.def.rules, 0)
+	ex.Rules = e.trace(g, g.def.rules, 0)
 	for _, f := range r.filters {
 		st := r.setting(g, f)
 		ft := FilterTrace{Filter: f.cfg.Name, Applies: filterApplies(f.cfg, g.path)}
@@ -112,7 +112,7 @@ func (res *Result) Explain(groupKey, person string) (*Explanation, error) {
 		if known && f.pop != nil {
 			ft.InPopulation = f.pop.Contains(id)
 			if st.mode == filterList {
-				ft.Allowed = r.allowed(st.entries).Contains(id)
+				ft.Allowed = r.allowed(g, st.entries).Contains(id)
 			}
 			ft.Removed = ex.InRules && st.mode != filterAll && ft.InPopulation && !ft.Allowed
 		}
@@ -134,7 +134,7 @@ type explainer struct {
 	seen  map[*group]bool
 }
 
-func (e *explainer) trace(n *rule, depth int) *Trace {
+func (e *explainer) trace(g *group, n *rule, depth int) *Trace {
 	t := &Trace{Line: n.line}
 	switch n.op {
 	case opNone:
@@ -142,7 +142,7 @@ func (e *explainer) trace(n *rule, depth int) *Trace {
 		return t
 	case opNot:
 		t.Rule = "not"
-		c := e.trace(n.kids[0], depth)
+		c := e.trace(g, n.kids[0], depth)
 		t.Children = []*Trace{c}
 		t.Matched = e.known && !c.Matched
 		return t
@@ -150,7 +150,7 @@ func (e *explainer) trace(n *rule, depth int) *Trace {
 		t.Rule = map[ruleOp]string{opOr: "any of", opAnd: "all of"}[n.op]
 		t.Matched = n.op == opAnd
 		for _, k := range n.kids {
-			c := e.trace(k, depth)
+			c := e.trace(g, k, depth)
 			t.Children = append(t.Children, c)
 			if n.op == opOr {
 				t.Matched = t.Matched || c.Matched
@@ -171,13 +171,13 @@ func (e *explainer) trace(n *rule, depth int) *Trace {
 		return t
 	}
 	if n.method != "group" {
-		t.Matched = n.leaf.Contains(e.id)
+		t.Matched = g.link(n.id).leaf.Contains(e.id)
 		if t.Matched && n.method == "management" {
 			t.OrgChain = e.r.org.Chain(e.id, n.value)
 		}
 		return t
 	}
-	for _, tg := range n.targets {
+	for _, tg := range g.link(n.id).targets {
 		if !tg.ref.Contains(e.id) && !(tg.r.Contains(e.id) && e.r.expired(tg)) {
 			continue
 		}
@@ -187,7 +187,7 @@ func (e *explainer) trace(n *rule, depth int) *Trace {
 		}
 		if !e.seen[tg] && depth < maxExplainDepth {
 			e.seen[tg] = true
-			gt.Rules = e.trace(tg.def.rules, depth+1)
+			gt.Rules = e.trace(tg, tg.def.rules, depth+1)
 		}
 		t.Via = append(t.Via, gt)
 	}

@@ -29,7 +29,7 @@ func (r *Repo) Dependencies() []Dependency {
 	}
 	var walk func(g *group, n *rule)
 	walk = func(g *group, n *rule) {
-		for _, t := range n.targets {
+		for _, t := range g.link(n.id).targets {
 			add(Dependency{From: g.key, To: t.key, Line: n.line, Via: "rule"})
 		}
 		for _, k := range n.kids {
@@ -54,7 +54,7 @@ func (r *Repo) Dependencies() []Dependency {
 				add(Dependency{From: g.key, To: t.key, Via: via})
 			}
 			for _, e := range s.entries {
-				for _, t := range e.targets {
+				for _, t := range g.link(e.id).targets {
 					add(Dependency{From: g.key, To: t.key, Line: e.line, Via: via})
 				}
 			}

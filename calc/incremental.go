@@ -126,30 +126,38 @@ func (r *Repo) afterPeople() {
 	st.orgAffected = aff
 }
 
-// reuseLeaves copies the base's rule-leaf sets that cannot differ.
+// reuseLeaves lets leaf lookups fall back to the base's rule-leaf sets that cannot differ
+// (see baseLeaf); the base's map is consulted, not copied.
 func (r *Repo) reuseLeaves() {
 	st := r.inc
 	if st == nil || !st.sameIDs {
 		return
 	}
-	sameDir := r.dir == st.base.dir
-	for k, v := range st.base.leaves {
-		method, value, _ := strings.Cut(k, "\x00")
-		switch method {
-		case "username":
-		case "management", "direct_report":
-			if !st.orgSame && (st.orgAffected == nil || st.orgAffected[strings.ToLower(value)]) {
-				continue
-			}
-		case "ldap_group":
-			continue // read again: the reader decides what is current
-		default:
-			if !sameDir {
-				continue // custom methods see people attributes
-			}
-		}
-		r.leaves[k] = v
+	r.baseLeaves = st.base.leaves
+	r.sameDir = r.dir == st.base.dir
+}
+
+// baseLeaf returns the base's set for a leaf when it cannot differ in this load.
+func (r *Repo) baseLeaf(k leafKey) (leafResult, bool) {
+	if r.baseLeaves == nil {
+		return leafResult{}, false
 	}
+	st := r.inc
+	switch k.method {
+	case "username":
+	case "management", "direct_report":
+		if !st.orgSame && (st.orgAffected == nil || st.orgAffected[strings.ToLower(k.value)]) {
+			return leafResult{}, false
+		}
+	case "ldap_group":
+		return leafResult{}, false // read again: the reader decides what is current
+	default:
+		if !r.sameDir {
+			return leafResult{}, false // custom methods see people attributes
+		}
+	}
+	lr, ok := r.baseLeaves[k]
+	return lr, ok
 }
 
 // reuseParse fills g from the base's parse of the same, unchanged file.
@@ -168,9 +176,7 @@ func (r *Repo) reuseParse(g *group) bool {
 	g.sum = bg.sum
 	g.pwarn = bg.pwarn
 	g.descErrs = bg.descErrs
-	if bg.def != nil {
-		g.def = bg.def.clone()
-	}
+	g.def = bg.def // immutable: linking writes g.links, not the definition
 	return true
 }
 
@@ -194,25 +200,26 @@ func (r *Repo) baseOf(g *group) *group {
 func (r *Repo) evalReused(g *group) {
 	bg := r.baseOf(g)
 	if bg == nil || bg.r == nil {
-		g.r = r.eval(g.def.rules)
+		g.r = r.eval(g, g.def.rules)
 		g.ref = r.expire(g, g.r)
 		return
 	}
-	if g.reused && sameRule(g.def.rules, bg.def.rules) {
+	if g.reused && g.def == bg.def && sameLinks(g, bg, g.def.rules) {
 		g.r, g.ref, g.same = bg.r, bg.ref, true
 		return
 	}
-	g.r = r.eval(g.def.rules)
+	g.r = r.eval(g, g.def.rules)
 	g.ref = r.expire(g, g.r)
 	g.same = g.r.Equals(bg.r) && g.ref.Equals(bg.ref)
 }
 
-// sameRule reports whether a reused (cloned) rule tree has the same inputs as the base's.
-func sameRule(h, b *rule) bool {
-	switch h.op {
+// sameLinks reports whether the rule tree n, which g shares with its base bg, has the same
+// inputs in both: the same leaf sets and targets whose sets did not change.
+func sameLinks(g, bg *group, n *rule) bool {
+	switch n.op {
 	case opOr, opAnd, opNot:
-		for i := range h.kids {
-			if !sameRule(h.kids[i], b.kids[i]) {
+		for _, k := range n.kids {
+			if !sameLinks(g, bg, k) {
 				return false
 			}
 		}
@@ -220,7 +227,8 @@ func sameRule(h, b *rule) bool {
 	case opNone:
 		return true
 	}
-	if h.method != "group" {
+	h, b := g.link(n.id), bg.link(n.id)
+	if n.method != "group" {
 		return h.leaf == b.leaf || h.leaf.Equals(b.leaf)
 	}
 	return sameTargets(h.targets, b.targets)
@@ -266,11 +274,11 @@ func (r *Repo) reusedOutput(g *group, key string, mirror bool) (*roaring.Bitmap,
 	}
 	for _, s := range g.def.filters {
 		for i := range s.entries {
-			e := &s.entries[i]
-			if e.broken != nil {
+			l := g.link(s.entries[i].id)
+			if l.broken != nil {
 				return nil, nil
 			}
-			for _, t := range e.targets {
+			for _, t := range l.targets {
 				if !t.same {
 					return nil, nil
 				}
@@ -283,67 +291,6 @@ func (r *Repo) reusedOutput(g *group, key string, mirror bool) (*roaring.Bitmap,
 		return nil, nil
 	}
 	return fin, out
-}
-
-// clone copies a definition without its linked state, so that linking it for another Repo
-// leaves the original (and the Repo that owns it) untouched.
-func (d *definition) clone() *definition {
-	c := *d
-	c.rules = d.rules.clone()
-	if d.filters != nil {
-		c.filters = make(map[string]*filterSetting, len(d.filters))
-		for k, s := range d.filters {
-			cs := *s
-			cs.entries = make([]filterEntry, len(s.entries))
-			for i, e := range s.entries {
-				cs.entries[i] = filterEntry{value: e.value, line: e.line}
-			}
-			c.filters[k] = &cs
-		}
-	}
-	return &c
-}
-
-// clone copies a rule tree without its linked state. The nodes (and the child lists) of the
-// copy share two allocations: an incremental load clones every definition of the repo.
-func (n *rule) clone() *rule {
-	if n == nil {
-		return nil
-	}
-	nodes, links := n.size()
-	c := ruleCloner{nodes: make([]rule, nodes), links: make([]*rule, links)}
-	return c.clone(n)
-}
-
-// size counts the nodes of a tree and the entries of its child lists.
-func (n *rule) size() (nodes, links int) {
-	nodes = 1
-	for _, k := range n.kids {
-		kn, kl := k.size()
-		nodes += kn
-		links += kl + 1
-	}
-	return nodes, links
-}
-
-type ruleCloner struct {
-	nodes []rule
-	links []*rule
-}
-
-func (c *ruleCloner) clone(n *rule) *rule {
-	r := &c.nodes[0]
-	c.nodes = c.nodes[1:]
-	*r = rule{op: n.op, method: n.method, value: n.value, line: n.line, text: n.text}
-	if n.kids != nil {
-		kids := c.links[:len(n.kids):len(n.kids)]
-		c.links = c.links[len(n.kids):]
-		for i, k := range n.kids {
-			kids[i] = c.clone(k)
-		}
-		r.kids = kids
-	}
-	return r
 }
 
 // entryDocs are a base's people file and manager map cut into entries (topmap), made once

@@ -152,7 +152,7 @@ func (lk *linker) rule(g *group, n *rule) bool {
 		lk.fail(g, n.line, kind, "%s", msg)
 		return false
 	}
-	n.leaf = set
+	lk.linksOf(g)[n.id].leaf = set
 	if n.method == "username" && set.IsEmpty() {
 		return lk.unknownPerson(g, n.line, "username", n.value)
 	}
@@ -303,8 +303,18 @@ func (lk *linker) reference(g *group, n *rule) bool {
 	for _, t := range targets {
 		ok = lk.visit(t) && ok
 	}
-	n.targets = targets
+	if g.def != nil { // the references of a file that failed to parse are only checked
+		lk.linksOf(g)[n.id].targets = targets
+	}
 	return ok
+}
+
+// linksOf returns g's links, made on first use.
+func (lk *linker) linksOf(g *group) []link {
+	if g.links == nil {
+		g.links = make([]link, g.def.nlinks)
+	}
+	return g.links
 }
 
 // final links what the filtered (final) view of an output group needs: the populations of the
@@ -338,7 +348,7 @@ func (lk *linker) final(g *group) {
 				// The reference only resolves a filter list entry when it checks a member who
 				// is in the filter's population and not allowed by an earlier entry, so a
 				// broken entry fails the run only then (checked when the group is computed).
-				e.broken = err
+				lk.linksOf(g)[e.id].broken = err
 				continue
 			}
 			for _, t := range targets {
@@ -346,7 +356,7 @@ func (lk *linker) final(g *group) {
 					g.bad = true
 				}
 			}
-			e.targets = targets
+			lk.linksOf(g)[e.id].targets = targets
 		}
 	}
 }
@@ -458,8 +468,11 @@ var errLDAPGroupNotFound = errors.New("ldap group not found")
 
 // leaf computes (once per run) the members of a non-group rule leaf.
 func (r *Repo) leaf(ctx context.Context, method, value string) (*roaring.Bitmap, error) {
-	key := method + "\x00" + value
+	key := leafKey{method, value}
 	if lr, ok := r.leaves[key]; ok {
+		return lr.set, lr.err
+	}
+	if lr, ok := r.baseLeaf(key); ok {
 		return lr.set, lr.err
 	}
 	set, err := r.computeLeaf(ctx, method, value)
@@ -544,21 +557,11 @@ func (r *Repo) prefetchLDAP(ctx context.Context, c *validate.Collector) error {
 			add(f.cfg.LDAPGroup)
 		}
 	}
-	var walk func(n *rule)
-	walk = func(n *rule) {
-		if n == nil {
-			return
-		}
-		if n.op == opMethod && n.method == "ldap_group" {
-			add(n.value)
-		}
-		for _, k := range n.kids {
-			walk(k)
-		}
-	}
 	for _, g := range r.groups {
 		if g.def != nil {
-			walk(g.def.rules)
+			for _, d := range g.def.ldapDNs {
+				add(d)
+			}
 		}
 	}
 	r.ldap = map[string]*LDAPGroup{}

@@ -16,7 +16,6 @@ import (
 	"github.com/entitlements-go/entitlements/config"
 	"github.com/entitlements-go/entitlements/internal/safefile"
 	"github.com/entitlements-go/entitlements/internal/vfs"
-	"github.com/entitlements-go/entitlements/internal/yaml11"
 	"github.com/entitlements-go/entitlements/people"
 	"github.com/entitlements-go/entitlements/validate"
 	"golang.org/x/sync/errgroup"
@@ -50,10 +49,13 @@ type Repo struct {
 	// outputs are the groups a run produces, in OU processing order then file order.
 	outputs []*output
 
-	leaves   map[string]leafResult
-	ldap     map[string]*LDAPGroup
-	warnings []validate.Warning
-	fnames   map[string]bool // configured filter names
+	leaves map[leafKey]leafResult
+	// baseLeaves are an incremental base's leaves (see baseLeaf); sameDir: the base's people.
+	baseLeaves map[leafKey]leafResult
+	sameDir    bool
+	ldap       map[string]*LDAPGroup
+	warnings   []validate.Warning
+	fnames     map[string]bool // configured filter names
 	// noPeople: the people data failed to load (an error is reported); rules that need
 	// people match nobody, so that the rest of the repo is still checked.
 	noPeople bool
@@ -80,6 +82,9 @@ type Timings struct {
 	Load, Validate, Calculate time.Duration
 }
 
+// leafKey names a rule leaf (method = value); a struct key costs no allocation per lookup.
+type leafKey struct{ method, value string }
+
 type leafResult struct {
 	set *roaring.Bitmap
 	err error
@@ -91,6 +96,7 @@ type group struct {
 	cn, ext   string
 	path, rel string
 	key       string // ouKey/cn
+	regular   bool   // listed as a regular file (safefile.Options.Regular)
 
 	def   *definition
 	perrs []*validate.Error
@@ -105,6 +111,10 @@ type group struct {
 	reused, same bool
 	// sum is the SHA-256 of the file's content (Digest).
 	sum [32]byte
+
+	// links is the linked state of def's rule nodes and filter entries, by their ids (made
+	// when linking first writes one; read through link).
+	links []link
 
 	state      uint8 // unvisited, active, done
 	bad        bool
@@ -138,7 +148,8 @@ type filterState struct {
 }
 
 type listing struct {
-	entries map[string][]dirEntry // by cn; more than one entry is a duplicate
+	entries map[string]dirEntry // by cn: the first file of that name
+	dups    map[string][]dirEntry // cns with more than one file: all of them
 	names   []string              // sorted cns (binary search for wildcard prefixes)
 	// order is the cns in file-name order (os.ReadDir's), the reference's processing order:
 	// "foo-bar.txt" comes before "foo.txt" although cn "foo" sorts before "foo-bar".
@@ -152,6 +163,7 @@ type listing struct {
 
 type dirEntry struct {
 	name, cn, ext string
+	regular       bool // the listing said: a regular file, not a symlink
 }
 
 // ErrNoPeople is the cause of the load error for a people source that yields nobody (see
@@ -209,7 +221,7 @@ func load(ctx context.Context, path string, opt Options) (*Repo, *validate.Colle
 	}
 	r := &Repo{cfg: cfg, opt: opt, fsys: fsysOf(opt), today: validate.Today(opt.Now), warnings: warns,
 		ignore:   opt.IgnoreExpirations || cfg.IgnoreExpirations,
-		listings: map[string]*listing{}, groups: map[string]*group{}, leaves: map[string]leafResult{}}
+		listings: map[string]*listing{}, groups: map[string]*group{}, leaves: map[leafKey]leafResult{}}
 	c := &validate.Collector{}
 	r.registerMethods(c)
 	r.setupIncremental()
@@ -568,7 +580,7 @@ func (r *Repo) listOU(ou *config.OU, enumerate bool, c *validate.Collector) *lis
 	if l, ok := r.listings[ou.Key]; ok {
 		return l
 	}
-	l := &listing{entries: map[string][]dirEntry{}}
+	l := &listing{entries: map[string]dirEntry{}}
 	r.listings[ou.Key] = l
 	if ou.Mirror != "" {
 		l.err = fmt.Errorf("OU %q is a mirror and has no group files of its own", ou.Key)
@@ -579,6 +591,8 @@ func (r *Repo) listOU(ou *config.OU, enumerate bool, c *validate.Collector) *lis
 		l.err = fmt.Errorf("Non-existing directory %q for group %q", r.cfg.Rel(ou.Dir), ou.Key)
 		return l
 	}
+	l.entries = make(map[string]dirEntry, len(ents))
+	l.names = make([]string, 0, len(ents))
 	for _, e := range ents {
 		name := e.Name()
 		if strings.HasPrefix(name, ".") || e.IsDir() {
@@ -618,10 +632,19 @@ func (r *Repo) listOU(ou *config.OU, enumerate bool, c *validate.Collector) *lis
 			}
 			continue
 		}
-		if _, ok := l.entries[cn]; !ok {
+		de := dirEntry{name: name, cn: cn, ext: ext, regular: e.Type().IsRegular()}
+		if first, ok := l.entries[cn]; !ok {
 			l.names = append(l.names, cn)
+			l.entries[cn] = de
+		} else {
+			if l.dups == nil {
+				l.dups = map[string][]dirEntry{}
+			}
+			if len(l.dups[cn]) == 0 {
+				l.dups[cn] = []dirEntry{first}
+			}
+			l.dups[cn] = append(l.dups[cn], de)
 		}
-		l.entries[cn] = append(l.entries[cn], dirEntry{name: name, cn: cn, ext: ext})
 	}
 	l.order = slices.Clone(l.names)
 	l.rank = make(map[string]int, len(l.order))
@@ -664,8 +687,8 @@ func (r *Repo) groupFor(ou *config.OU, l *listing, cn string) *group {
 		return g
 	}
 	key := ou.Key + "/" + cn
-	ents := l.entries[cn]
-	e := ents[0]
+	e := l.entries[cn]
+	ents := l.dups[cn]
 	path, rel := l.filePaths(ou.Dir, e.name, r.cfg.Rel)
 	var g *group
 	if len(r.groupSlab) > 0 {
@@ -673,7 +696,7 @@ func (r *Repo) groupFor(ou *config.OU, l *listing, cn string) *group {
 	} else {
 		g = new(group)
 	}
-	*g = group{ou: ou, cn: cn, ext: e.ext, path: path, rel: rel, key: key}
+	*g = group{ou: ou, cn: cn, ext: e.ext, path: path, rel: rel, key: key, regular: e.regular}
 	if len(ents) > 1 {
 		var names []string
 		for _, x := range ents {
@@ -781,12 +804,12 @@ func (r *Repo) parseAll(ctx context.Context, gs []*group) error {
 	for i := 0; i < len(gs); i += batch {
 		part := gs[i:min(i+batch, len(gs))]
 		eg.Go(func() error {
-			var yp yaml11.Parser
+			var scratch parseScratch
 			for _, g := range part {
 				if err := ctx.Err(); err != nil {
 					return err
 				}
-				r.parseWith(g, &yp)
+				r.parseWith(g, &scratch)
 			}
 			return nil
 		})
@@ -797,8 +820,8 @@ func (r *Repo) parseAll(ctx context.Context, gs []*group) error {
 // parse reads and parses one group file into g (errors stay with g).
 func (r *Repo) parse(g *group) { r.parseWith(g, nil) }
 
-// parseWith is parse with a YAML parser whose storage the caller reuses (nil: none).
-func (r *Repo) parseWith(g *group, yp *yaml11.Parser) {
+// parseWith is parse with storage the caller reuses from file to file (nil: none).
+func (r *Repo) parseWith(g *group, scratch *parseScratch) {
 	if g.def != nil || len(g.perrs) > 0 || r.reuseParse(g) {
 		return
 	}
@@ -823,7 +846,7 @@ func (r *Repo) parseWith(g *group, yp *yaml11.Parser) {
 	}
 	g.sum = sha256.Sum256(data)
 	p := &parser{rel: g.rel, today: r.today, ignoreExp: r.ignore, methods: r.methods,
-		allowed: r.allowedMethods(g.ou), filters: r.fnames, ownsData: true, yaml: yp}
+		allowed: r.allowedMethods(g.ou), filters: r.fnames, ownsData: true, scratch: scratch}
 	var def *definition
 	if g.ext == "txt" {
 		def = p.parseTxt(data)
@@ -838,13 +861,14 @@ func (r *Repo) parseWith(g *group, yp *yaml11.Parser) {
 		return
 	}
 	def.expired = p.expired
+	def.number()
 	g.def = def
 }
 
 // readGroupFile reads one group file: a regular file within the size cap that, unless
 // Options.AllowSymlinksOutside, resolves inside the config tree.
 func (r *Repo) readGroupFile(g *group) ([]byte, error) {
-	o := safefile.Options{MaxSize: r.opt.MaxFileSize}
+	o := safefile.Options{MaxSize: r.opt.MaxFileSize, Regular: g.regular}
 	if !r.opt.AllowSymlinksOutside {
 		o.Roots = []string{r.cfg.ConfigurationPath, r.cfg.Dir, g.ou.Dir}
 	}

@@ -3,6 +3,7 @@ package calc
 import (
 	"fmt"
 	"github.com/entitlements-go/entitlements/internal/yaml11"
+	"slices"
 	"strings"
 	"unicode/utf8"
 	"unsafe"
@@ -35,8 +36,17 @@ type parser struct {
 	// ownsData: the caller hands its buffer over (it is never written again), so the text is
 	// not copied; every value is a substring of it either way.
 	ownsData bool
-	// yaml parses .yaml files into storage reused from file to file (nil: none).
-	yaml *yaml11.Parser
+	// scratch is a parse worker's storage, reused from file to file (nil: none).
+	scratch *parseScratch
+}
+
+// parseScratch is storage that nothing of a parsed definition keeps: a parse worker reuses it
+// for every file it reads.
+type parseScratch struct {
+	yaml      yaml11.Parser
+	lines     []txtLine
+	ptrs      []*txtLine
+	ruleLines []*txtLine
 }
 
 // methodHint suggests the rule method or filter name closest to an unknown key, and lists
@@ -252,7 +262,13 @@ func (p *parser) parseTxt(data []byte) *definition {
 	}
 	// One record per line of the file, allocated at once: a group file has a handful to
 	// thousands of lines, and a pointer per line was most of the parser's garbage.
-	lines := make([]txtLine, 0, strings.Count(text, "\n")+1)
+	var lines []txtLine
+	if p.scratch != nil {
+		lines = p.scratch.lines[:0]
+		defer func() { p.scratch.lines = lines[:0] }()
+	} else {
+		lines = make([]txtLine, 0, strings.Count(text, "\n")+1)
+	}
 	for n, rest := 0, text; rest != "" || n == 0; n++ {
 		raw, tail, _ := strings.Cut(rest, "\n")
 		rest = tail
@@ -290,8 +306,15 @@ func (p *parser) parseTxt(data []byte) *definition {
 	}
 	reserved := make([]keyLines, 0, 4)
 	// The lines of a key point into one shared slice; a key's second line copies them out.
-	ptrs := make([]*txtLine, len(lines))
-	ruleLines := make([]*txtLine, 0, len(lines))
+	var ptrs, ruleLines []*txtLine
+	if p.scratch != nil {
+		ptrs = slices.Grow(p.scratch.ptrs[:0], len(lines))[:len(lines)]
+		ruleLines = slices.Grow(p.scratch.ruleLines[:0], len(lines))
+		defer func() { p.scratch.ptrs, p.scratch.ruleLines = ptrs[:0], ruleLines[:0] }()
+	} else {
+		ptrs = make([]*txtLine, len(lines))
+		ruleLines = make([]*txtLine, 0, len(lines))
+	}
 	for j := range lines {
 		l := &lines[j]
 		ptrs[j] = l

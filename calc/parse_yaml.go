@@ -13,14 +13,14 @@ func (p *parser) parseYAML(data []byte) *definition {
 	var root *yaml11.Node
 	var warns []yaml11.Warning
 	var err error
-	if p.yaml != nil {
+	if p.scratch != nil {
 		// Nothing of the tree outlives this parse (the definition keeps strings and Go
 		// values only), so a parse worker's storage serves all its files.
 		text := string(data)
 		if p.ownsData && len(data) > 0 {
 			text = unsafe.String(unsafe.SliceData(data), len(data))
 		}
-		root, warns, err = p.yaml.ParseString(text, yaml11.Options{AllowDates: true})
+		root, warns, err = p.scratch.yaml.ParseString(text, yaml11.Options{AllowDates: true})
 	} else {
 		root, warns, err = yaml11.Parse(data, yaml11.Options{AllowDates: true})
 	}

@@ -22,6 +22,7 @@ func TestEntriesEqualWhole(t *testing.T) {
 		"flow style":                           []byte("alice: {cn: A}\n"),
 		"nested attributes":                    []byte("alice:\n  address:\n    city: Paris\n"),
 		"manager null":                         []byte("alice:\n  manager:\n  status:\n  - employee\n"),
+		"NEL ends the document":                []byte("a:\n  cn: x\u0085...\nb:\n  cn: y\n  manager: a\n"),
 	}
 	repo, err := synth.Generate(synth.Options{People: 300, Seed: 5})
 	if err != nil {
@@ -43,6 +44,12 @@ func TestEntriesEqualWhole(t *testing.T) {
 	})
 	answered := 0
 	for name, data := range inputs {
+		if strings.Contains(name, "NEL") {
+			// Entry by entry must not answer: the whole parse stops at the document end.
+			if _, ok := parseEntries(data); ok {
+				t.Errorf("%s: read entry by entry", name)
+			}
+		}
 		if got, ok := parseEntries(data); ok {
 			answered++
 			want, err := parseWhole(data)
@@ -76,6 +83,7 @@ func FuzzEntries(f *testing.F) {
 	f.Add([]byte("---\nu1:\n  n: 1\n  d: 2020-01-01\n  q: 'x'\nu2:\n  l:\n  - 1\n  - 2\n"))
 	f.Add([]byte("a:\n  manager:\n"))
 	f.Add([]byte("a:\n  x: .nan\n"))
+	f.Add([]byte("a:\n  cn: x\u0085...\nb:\n  cn: y\n"))
 	f.Fuzz(func(t *testing.T, data []byte) {
 		if got, ok := parseEntries(data); ok {
 			if want, err := parseWhole(data); err != nil || !same(got, want) {

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -50,5 +51,38 @@ func TestBenchFloor(t *testing.T) {
 	code, stdout, _ = runCLI(t, "bench", "--people", "40")
 	if code != exitOK || strings.Contains(stdout, "ratio") {
 		t.Errorf("without --floor: exit %d, stdout %q; want no floor report", code, stdout)
+	}
+}
+
+// TestBenchDiff: bench --diff commits the generated repo and the benchmark's change, runs
+// the built binary's calc and both forms of diff, and prints the three figures and the two
+// ratios. It needs the binary itself (the test binary cannot stand in for it) and git.
+func TestBenchDiff(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds the CLI")
+	}
+	if _, err := exec.LookPath("git"); err != nil {
+		t.Skip("git is not installed")
+	}
+	tmp := t.TempDir()
+	bin := filepath.Join(tmp, "entitlements")
+	if out, err := exec.Command("go", "build", "-o", bin, ".").CombinedOutput(); err != nil {
+		t.Fatalf("go build: %v\n%s", err, out)
+	}
+	cmd := exec.Command(bin, "bench", "--people", "600", "--diff", "1", "--dir", filepath.Join(tmp, "repo"))
+	cmd.Env = append(os.Environ(), "GIT_CONFIG_GLOBAL=/dev/null", "GIT_CONFIG_SYSTEM=/dev/null")
+	out, err := cmd.CombinedOutput()
+	if err != nil {
+		t.Fatalf("bench --diff: %v\n%s", err, out)
+	}
+	for _, want := range []string{"changed by the head commit: ldap-config/pizza_teams/", "people.yaml, manager-map.yaml",
+		"calc (whole process, JSON to a file): ", "diff --base HEAD~1 --head HEAD (whole process, markdown): ",
+		"diff --base HEAD~1 (head: the work tree", "goal <= 1.5"} {
+		if !strings.Contains(string(out), want) {
+			t.Errorf("output lacks %q:\n%s", want, out)
+		}
+	}
+	if strings.Count(string(out), "ratio diff/calc") != 2 {
+		t.Errorf("want two ratios:\n%s", out)
 	}
 }

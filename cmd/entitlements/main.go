@@ -20,6 +20,7 @@ import (
 	"log/slog"
 	"os"
 	"os/signal"
+	"runtime"
 	"runtime/pprof"
 	"strings"
 	"time"
@@ -110,6 +111,7 @@ type common struct {
 	ignoreExp  bool
 	verbose    bool
 	cpuprofile string
+	memprofile string
 	warnErrors bool
 	warnings   *warningPrinter
 	// allowEmptyPeople accepts a people source that yields nobody.
@@ -133,6 +135,15 @@ func (c *common) stop() {
 	if c.stopProfile != nil {
 		c.stopProfile()
 	}
+	if c.memprofile != "" {
+		// The allocation profile: where the run allocated (alloc_space, alloc_objects), the
+		// figures that decide its garbage collection and page faults.
+		if f, err := os.Create(c.memprofile); err == nil {
+			runtime.GC() // the profile is as of the last collection: include the whole run
+			pprof.Lookup("allocs").WriteTo(f, 0)
+			f.Close()
+		}
+	}
 	if c.ldap != nil {
 		c.ldap.Close()
 	}
@@ -152,6 +163,7 @@ func (c *common) register(fs *flag.FlagSet) {
 	fs.BoolVar(&c.ignoreExp, "ignore-expirations", false, "treat nothing as expired")
 	fs.BoolVar(&c.verbose, "v", false, "log debug output to stderr")
 	fs.StringVar(&c.cpuprofile, "cpuprofile", "", "write a CPU profile (pprof) of the run to this file")
+	fs.StringVar(&c.memprofile, "memprofile", "", "write an allocation profile (pprof: where the run allocated) to this file")
 	fs.BoolVar(&c.warnErrors, "warnings-as-errors", false, "exit 1 when loading produced any warning")
 	fs.BoolVar(&c.allowOutside, "allow-symlinks-outside", false, "read group files that are symlinks resolving outside the config tree (refused by default)")
 	fs.BoolVar(&c.allowEmptyPeople, "allow-empty-people", false, "accept a people source that yields no people (by default the run fails: every group would lose every member)")

@@ -2,4 +2,4 @@
 
 package safefile
 
-func fastRead(string, int64, []string) ([]byte, bool) { return nil, false }
+func fastRead(string, int64, []string, bool) ([]byte, bool) { return nil, false }

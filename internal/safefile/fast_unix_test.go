@@ -7,6 +7,7 @@ import (
 	"path/filepath"
 	"syscall"
 	"testing"
+	"time"
 )
 
 // TestFastReadDecidesOnlyPlainFiles: the fast path answers for a regular file inside the
@@ -55,11 +56,43 @@ func TestFastReadDecidesOnlyPlainFiles(t *testing.T) {
 		{"missing", filepath.Join(dir, "none.txt"), 0, nil, false, ""},
 	}
 	for _, c := range cases {
-		t.Run(c.name, func(t *testing.T) {
-			got, ok := fastRead(c.path, c.max, c.roots)
-			if ok != c.ok || string(got) != c.want {
-				t.Fatalf("fastRead = %q, %v; want %q, %v", got, ok, c.want, c.ok)
-			}
-		})
+		for _, regular := range []bool{false, true} {
+			t.Run(c.name, func(t *testing.T) {
+				got, ok := fastRead(c.path, c.max, c.roots, regular)
+				if ok != c.ok || string(got) != c.want {
+					t.Fatalf("fastRead(regular %v) = %q, %v; want %q, %v", regular, got, ok, c.want, c.ok)
+				}
+			})
+		}
+	}
+}
+
+// TestReadNeverOpensAFIFO: a FIFO where a file is expected is refused without being opened:
+// opening it would release a writer blocked on it (found by review).
+func TestReadNeverOpensAFIFO(t *testing.T) {
+	fifo := filepath.Join(t.TempDir(), "g.txt")
+	if err := syscall.Mkfifo(fifo, 0o644); err != nil {
+		t.Skipf("mkfifo: %v", err)
+	}
+	released := make(chan struct{})
+	go func() {
+		if f, err := os.OpenFile(fifo, os.O_WRONLY, 0); err == nil {
+			f.Close()
+		}
+		close(released)
+	}()
+	time.Sleep(50 * time.Millisecond) // the writer is blocked in open(2)
+	if _, err := Read(fifo, Options{}); err == nil {
+		t.Fatal("a FIFO was read")
+	}
+	select {
+	case <-released:
+		t.Fatal("Read opened the FIFO (the blocked writer was released)")
+	case <-time.After(300 * time.Millisecond):
+	}
+	// Release the writer ourselves.
+	if f, err := os.OpenFile(fifo, os.O_RDONLY|syscall.O_NONBLOCK, 0); err == nil {
+		<-released
+		f.Close()
 	}
 }

@@ -3,7 +3,8 @@
 // map) can reuse what was parsed from the old version for every entry whose text did not
 // change. Only a conservative layout is accepted: an optional "---" first line, then entries
 // that each start with a line "key:" at column 0 (a key of letters, digits and . _ @ -, no
-// value on that line) followed by indented lines; no comments, tabs, carriage returns or other
+// value on that line) followed by indented lines; no comments, tabs, carriage returns, other
+// line breaks (NEL, LS, PS) or other
 // lines at column 0; keys that load as strings (not `yes`, `12` or a date), all different; a
 // final newline. Anything else is not split, and the caller parses the whole document as usual.
 //
@@ -34,6 +35,13 @@ type Doc struct {
 func Split(data []byte) (*Doc, bool) {
 	if len(data) == 0 || data[len(data)-1] != '\n' || bytes.IndexByte(data, '\t') >= 0 || bytes.IndexByte(data, '\r') >= 0 {
 		return nil, false
+	}
+	// YAML also breaks lines at NEL, LS and PS: a document end after one of them would end
+	// the whole document, which entries read one by one cannot see.
+	for _, lb := range []string{"\u0085", "\u2028", "\u2029"} {
+		if bytes.Contains(data, []byte(lb)) {
+			return nil, false
+		}
 	}
 	d := &Doc{Data: data}
 	off := 0

@@ -33,6 +33,10 @@ func TestSplit(t *testing.T) {
 		{"indented first line", "  alice:\n    cn: Alice\n", nil},
 		{"second document", "alice:\n  cn: A\n---\nbob:\n  cn: B\n", nil},
 		{"sequence at the top", "- alice\n", nil},
+		// yaml.v3 reads NEL, LS and PS as line breaks: "\u0085..." ends the document there.
+		{"NEL", "a:\n  cn: x\u0085...\nb:\n  cn: y\n", nil},
+		{"line separator", "a:\n  cn: x\u2028---\nb:\n  cn: y\n", nil},
+		{"paragraph separator", "a:\n  cn: x\u2029\nb:\n  cn: y\n", nil},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			d, ok := Split([]byte(c.in))

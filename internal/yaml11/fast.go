@@ -23,10 +23,14 @@ type fastLine struct {
 	no  int    // 1-based line number
 }
 
+// maxFastDepth is the deepest nesting the fast path reads.
+const maxFastDepth = 1000
+
 type fastParser struct {
 	c     *converter
 	lines []fastLine
 	i     int
+	depth int
 }
 
 // fastParse returns the document's tree and true, or false when data is outside the subset.
@@ -161,9 +165,12 @@ func isSeqItem(s string) bool { return s[0] == '-' && (len(s) == 1 || s[1] == ' 
 // node reads the block node that starts at the current line, whose indentation must be at
 // least min.
 func (p *fastParser) node(min int) (*Node, bool) {
-	if p.i >= len(p.lines) {
+	// yaml.v3 refuses documents nested 10,000 levels deep; this path leaves deep ones to it.
+	if p.i >= len(p.lines) || p.depth >= maxFastDepth {
 		return nil, false
 	}
+	p.depth++
+	defer func() { p.depth-- }()
 	l := p.lines[p.i]
 	if l.ind < min {
 		return nil, false
@@ -243,7 +250,8 @@ func (p *fastParser) mapping(ind int) (*Node, bool) {
 			return nil, false
 		}
 		k, ok := p.scalar(ks, l.no)
-		if !ok || k.Kind == String && !k.Quoted && k.Str == "<<" {
+		// A merge key, quoted or not (as on the yaml.v3 path, and in Psych), is never ours.
+		if !ok || k.Kind == String && k.Str == "<<" {
 			return nil, false
 		}
 		p.i++

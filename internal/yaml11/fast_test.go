@@ -27,6 +27,32 @@ var fastSeeds = []string{
 	"a: b\x00\n", "a: \"b\x01\"\n", "a: \x7f\n", "a: \xff\n", "\xef\xbb\xbfa: 1\n", "a: 1\r\n", "a:\tb\n",
 	"key with spaces: value with  spaces\n", "a: b:c\n", "a: b:\n", "a:b: c\n", "- -1\n- -\n", "-\n",
 	"a: \"\"\nb: ''\n", "\"a\": 1\n'b': 2\n", "\"a:b\": 1\n", "a: \"x\" y\n", "a: [\n", "a: ,b\n", "a: b,c\n",
+	// Found by review: a quoted merge key is still a merge key to yaml.v3's converter and to Psych.
+	"'<<':\n  a: 1\n", "\"<<\":\n- a\n", "x:\n  '<<':\n    a: 1\n", "- '<<':\n    a: 1\n",
+}
+
+// TestFastPathDepth: nesting deeper than maxFastDepth is left to the yaml.v3 path (which
+// refuses 10,000 levels, a limit the fast path must never answer past); shallower nesting is
+// answered, exactly as the full path answers.
+func TestFastPathDepth(t *testing.T) {
+	doc := func(kind string, depth int) []byte {
+		if kind == "sequence" {
+			return []byte(strings.Repeat("- ", depth) + "a\n")
+		}
+		var b strings.Builder
+		for i := 0; i < depth; i++ {
+			b.WriteString(strings.Repeat(" ", i) + "a:\n")
+		}
+		return []byte(b.String())
+	}
+	for _, kind := range []string{"sequence", "mapping"} {
+		if _, _, ok := fastParse(doc(kind, maxFastDepth+1), Options{}); ok {
+			t.Errorf("%s nested %d deep: the fast path answered", kind, maxFastDepth+1)
+		}
+		if !checkFastPath(t, kind, doc(kind, maxFastDepth-1), Options{}) {
+			t.Errorf("%s nested %d deep: the fast path gave up", kind, maxFastDepth-1)
+		}
+	}
 }
 
 // TestFastPathMatchesFull: whenever the fast path answers, its tree and warnings are exactly
