@@ -148,7 +148,7 @@ type filterState struct {
 }
 
 type listing struct {
-	entries map[string]dirEntry // by cn: the first file of that name
+	entries map[string]dirEntry   // by cn: the first file of that name
 	dups    map[string][]dirEntry // cns with more than one file: all of them
 	names   []string              // sorted cns (binary search for wildcard prefixes)
 	// order is the cns in file-name order (os.ReadDir's), the reference's processing order:
