@@ -510,3 +510,18 @@ people_data_source: all
 			want: map[string][]string{"a/x": nil, "a/y": nil}},
 	})
 }
+
+// TestCalculateHonoursCancellation: a cancelled context stops the calculation before the first
+// group, even in a repo of one group (found by mutation testing: the check ran only every
+// 1,024 groups counted from the second).
+func TestCalculateHonoursCancellation(t *testing.T) {
+	repo, _, err := loadRepo(t, map[string]string{ax: "username = bob\n"}, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	if _, err := repo.Calculate(ctx); !errors.Is(err, context.Canceled) {
+		t.Fatalf("Calculate with a cancelled context: %v, want context.Canceled", err)
+	}
+}
