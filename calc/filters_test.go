@@ -3,6 +3,8 @@ package calc
 import (
 	"context"
 	"fmt"
+	"reflect"
+	"slices"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -305,4 +307,35 @@ func TestCustomMethodsAndFilterClasses(t *testing.T) {
 	errs = mustFail(t, map[string]string{"config.yaml": conf{Filters: vip}.String(), ax: "username = bob\n"},
 		Options{FilterClasses: failing})
 	wantErrs(t, errs, ee(validate.KindFilter, "config.yaml", -1, "directory unavailable"))
+}
+
+// countingReader records every bulk read of LDAP groups.
+type countingReader struct {
+	LDAPGroupReader
+	calls [][]string
+}
+
+func (c *countingReader) ReadLDAPGroups(ctx context.Context, dns []string) (map[string]*LDAPGroup, error) {
+	c.calls = append(c.calls, slices.Clone(dns))
+	return c.LDAPGroupReader.ReadLDAPGroups(ctx, dns)
+}
+
+// TestLDAPGroupsReadInOneRequest: every LDAP group that rules name, in any file format and
+// nested anywhere in a rule tree, is read in one bulk request before linking, not one by one
+// (found by mutation testing: the one-by-one fallback hid a broken collection).
+func TestLDAPGroupsReadInOneRequest(t *testing.T) {
+	cfg := conf{Extras: "  ldap_group: {}\n"}.String()
+	snap := NewLDAPSnapshot(
+		&LDAPGroup{DN: "cn=ops,ou=Groups,dc=example", Attrs: map[string][]string{"objectclass": {"posixGroup"}, "memberuid": {"alice"}}},
+		&LDAPGroup{DN: "cn=dev,ou=Groups,dc=example", Attrs: map[string][]string{"objectclass": {"posixGroup"}, "memberuid": {"bob"}}},
+	)
+	reader := &countingReader{LDAPGroupReader: snap}
+	res := mustRun(t, map[string]string{"config.yaml": cfg,
+		ax:                     "ldap_group = cn=ops,ou=Groups,dc=example\n",
+		"ldap-config/a/y.yaml": "rules:\n  or:\n  - username: carol\n  - not:\n      ldap_group: cn=dev,ou=Groups,dc=example\n"},
+		Options{LDAPGroups: reader})
+	wantMembers(t, res, "a/x", "alice")
+	if want := [][]string{{"cn=dev,ou=Groups,dc=example", "cn=ops,ou=Groups,dc=example"}}; !reflect.DeepEqual(reader.calls, want) {
+		t.Errorf("LDAP group reads %q, want one request %q", reader.calls, want)
+	}
 }
