@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"fmt"
 	"maps"
 	"os"
 	"path/filepath"
@@ -523,5 +524,66 @@ func TestCalculateHonoursCancellation(t *testing.T) {
 	cancel()
 	if _, err := repo.Calculate(ctx); !errors.Is(err, context.Canceled) {
 		t.Fatalf("Calculate with a cancelled context: %v, want context.Canceled", err)
+	}
+}
+
+// TestExplainDepthLimit: an explanation follows a chain of group references exactly
+// maxExplainDepth levels deep and no further (found by mutation testing).
+func TestExplainDepthLimit(t *testing.T) {
+	files := map[string]string{}
+	const n = maxExplainDepth + 3
+	for i := 0; i < n; i++ {
+		body := fmt.Sprintf("group = a/g%d\n", i+1)
+		if i == n-1 {
+			body = "username = bob\n"
+		}
+		files[fmt.Sprintf("ldap-config/a/g%d.txt", i)] = body
+	}
+	res := mustRun(t, files, Options{})
+	ex, err := res.Explain("a/g0", "bob")
+	if err != nil || !ex.Member {
+		t.Fatalf("explain: %v, member %v", err, ex != nil && ex.Member)
+	}
+	depth := 0
+	for tr := ex.Rules; tr != nil; depth++ {
+		ref := findTrace(tr, func(x *Trace) bool { return len(x.Via) > 0 })
+		if ref == nil {
+			break
+		}
+		tr = ref.Via[0].Rules
+	}
+	if depth != maxExplainDepth+1 {
+		t.Errorf("the trace follows %d references, want %d", depth, maxExplainDepth+1)
+	}
+}
+
+// TestExplainTextUnknownPerson: the text of an explanation for someone not in the people data
+// says so (with the closest uid) and nothing else; for a known person it shows the rules.
+func TestExplainTextUnknownPerson(t *testing.T) {
+	res := mustRun(t, map[string]string{ax: "username = bob\n"}, Options{})
+	for _, c := range []struct {
+		person string
+		want   []string
+		not    []string
+	}{
+		{"bobb", []string{"bobb is NOT a member of a/x", "bobb is not in the people data; did you mean \"bob\"?"}, []string{"username = bob"}},
+		{"bob", []string{"bob IS a member of a/x", "username = bob"}, []string{"not in the people data"}},
+	} {
+		ex, err := res.Explain("a/x", c.person)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var b strings.Builder
+		ex.WriteText(&b)
+		for _, w := range c.want {
+			if !strings.Contains(b.String(), w) {
+				t.Errorf("%s: text lacks %q:\n%s", c.person, w, b.String())
+			}
+		}
+		for _, w := range c.not {
+			if strings.Contains(b.String(), w) {
+				t.Errorf("%s: text has %q:\n%s", c.person, w, b.String())
+			}
+		}
 	}
 }
