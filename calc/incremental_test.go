@@ -127,6 +127,14 @@ func TestIncrementalEqualsFull(t *testing.T) {
 			m[p] = &fstest.MapFile{Data: append(bytes.Clone(m[p].Data), "\nusername = u000005\n"...)}
 			return []string{p}
 		}},
+		{"someone with many memberships becomes a contractor", func(m fstest.MapFS) []string {
+			// A member of teams and apps: the filter's population changes where it shows,
+			// so no output may be reused from the base.
+			p := "internal/contractors.txt"
+			uid := firstMember(t, m, team)
+			m[p] = &fstest.MapFile{Data: append(bytes.Clone(m[p].Data), "\nusername = "+uid+"\n"...)}
+			return []string{p}
+		}},
 		{"person added", func(m fstest.MapFS) []string {
 			m["people.yaml"] = &fstest.MapFile{Data: []byte(ppl + "zz-newcomer:\n  cn: New Comer\n  manager: u000001\n")}
 			m["manager-map.yaml"] = &fstest.MapFile{Data: []byte(mm + "zz-newcomer:\n  manager: u000001\n  status:\n  - employee\n")}
@@ -364,4 +372,16 @@ func TestWriteJSONInChunks(t *testing.T) {
 	if got := resultJSON(t, res); got != seq.String() {
 		t.Fatalf("chunked rendering differs from the sequential one (%d vs %d bytes)", len(got), seq.Len())
 	}
+}
+
+// firstMember returns the first username of a .txt group file.
+func firstMember(t *testing.T, m fstest.MapFS, path string) string {
+	t.Helper()
+	for _, line := range strings.Split(string(m[path].Data), "\n") {
+		if v, ok := strings.CutPrefix(strings.TrimSpace(line), "username = "); ok {
+			return strings.TrimSpace(strings.SplitN(v, ";", 2)[0])
+		}
+	}
+	t.Fatalf("%s has no username line", path)
+	return ""
 }
