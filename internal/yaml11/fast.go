@@ -1,7 +1,6 @@
 package yaml11
 
 import (
-	"bytes"
 	"strings"
 	"unicode/utf8"
 )
@@ -35,12 +34,20 @@ type fastParser struct {
 
 // fastParse returns the document's tree and true, or false when data is outside the subset.
 func fastParse(data []byte, opt Options) (*Node, []Warning, bool) {
-	if len(data) == 0 || bytes.IndexByte(data, '\t') >= 0 || bytes.IndexByte(data, '\r') >= 0 ||
-		bytes.HasPrefix(data, []byte("\xef\xbb\xbf")) || !printable(data) {
+	// One string for the whole text: every key and value is a substring of it.
+	text := string(data)
+	if !fastText(text) {
 		return nil, nil, false
 	}
-	// One string for the whole text: every key and value is a substring of it.
-	return fastParseText(string(data), opt, nil)
+	return fastParseText(text, opt, nil)
+}
+
+// fastText reports whether text is free of what the fast path leaves to yaml.v3 before
+// looking at its structure: tabs, carriage returns, a byte order mark, characters YAML does
+// not allow.
+func fastText(text string) bool {
+	return len(text) > 0 && strings.IndexByte(text, '\t') < 0 && strings.IndexByte(text, '\r') < 0 &&
+		!strings.HasPrefix(text, "\xef\xbb\xbf") && printableString(text)
 }
 
 // fastParseText is fastParse of text already checked for tabs, carriage returns, a byte
@@ -151,8 +158,7 @@ type Parser struct{ a arena }
 // ParseString is Parse of text. The tree's strings are substrings of text.
 func (p *Parser) ParseString(text string, opt Options) (*Node, []Warning, error) {
 	p.a.reset()
-	if len(text) > 0 && strings.IndexByte(text, '\t') < 0 && strings.IndexByte(text, '\r') < 0 &&
-		!strings.HasPrefix(text, "\xef\xbb\xbf") && printableString(text) {
+	if fastText(text) {
 		if root, warns, ok := fastParseText(text, opt, &p.a); ok {
 			return root, warns, nil
 		}
@@ -366,28 +372,9 @@ func plainStart(s string) bool {
 	return true
 }
 
-// printable reports whether data is valid UTF-8 made only of line feeds and the characters
+// printableString reports whether s is valid UTF-8 made only of line feeds and the characters
 // YAML allows in content, excluding those yaml.v3 reads as line breaks or byte order marks
 // (yaml.v3 checks the whole stream, comments included, before it parses).
-func printable(data []byte) bool {
-	for i := 0; i < len(data); {
-		if b := data[i]; b < utf8.RuneSelf {
-			if b < 0x20 && b != '\n' || b == 0x7f {
-				return false
-			}
-			i++
-			continue
-		}
-		r, size := utf8.DecodeRune(data[i:])
-		if !printableRune(r, size) {
-			return false
-		}
-		i += size
-	}
-	return true
-}
-
-// printableString is printable for a string.
 func printableString(s string) bool {
 	for i := 0; i < len(s); {
 		if b := s[i]; b < utf8.RuneSelf {

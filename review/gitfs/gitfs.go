@@ -318,65 +318,32 @@ func (r *Repo) stream(ctx context.Context, args []string, fn func(rec []byte)) e
 // Commit is the commit the tree belongs to.
 func (t *Tree) Commit() string { return t.commit }
 
-// Prefetch reads every file of the tree through one `git cat-file --batch` stream, which is
-// much faster than reading them one by one when most of them will be needed.
+// Prefetch reads every file of the tree through one `git cat-file --batch` stream (see
+// ReadAhead) and waits for it, which is much faster than reading them one by one when most of
+// them will be needed. Files a failed stream did not deliver are read one by one later.
 func (t *Tree) Prefetch(ctx context.Context) error {
 	t.mu.Lock()
-	defer t.mu.Unlock()
-	var want []*entry
-	for _, e := range t.files {
-		if !e.read {
-			want = append(want, e)
+	names := make([]string, 0, len(t.files))
+	for n := range t.files {
+		names = append(names, n)
+	}
+	t.mu.Unlock()
+	slices.Sort(names)
+	t.ReadAhead(names)
+	for _, n := range names {
+		t.mu.Lock()
+		ready := t.files[n].ready
+		t.mu.Unlock()
+		if ready == nil {
+			continue
+		}
+		select {
+		case <-ready:
+		case <-ctx.Done():
+			return ctx.Err()
 		}
 	}
-	if len(want) == 0 {
-		return nil
-	}
-	cmd := exec.CommandContext(ctx, "git", "cat-file", "--batch")
-	cmd.Dir = t.repo.dir
-	stdin, err := cmd.StdinPipe()
-	if err != nil {
-		return err
-	}
-	stdout, err := cmd.StdoutPipe()
-	if err != nil {
-		return err
-	}
-	if err := cmd.Start(); err != nil {
-		return fmt.Errorf("git cat-file: %w", err)
-	}
-	werr := make(chan error, 1)
-	go func() {
-		bw := bufio.NewWriterSize(stdin, 1<<16)
-		for _, e := range want {
-			bw.WriteString(e.oid)
-			bw.WriteByte('\n')
-		}
-		err := bw.Flush()
-		stdin.Close()
-		werr <- err
-	}()
-	br := bufio.NewReaderSize(stdout, 1<<20)
-	var rerr error
-	for _, e := range want {
-		data, err := readObject(br)
-		if err != nil {
-			rerr = err
-			break
-		}
-		e.data, e.read = data, true
-	}
-	if rerr != nil {
-		cmd.Process.Kill()
-	}
-	io.Copy(io.Discard, br)
-	if err := <-werr; err != nil && rerr == nil {
-		rerr = err
-	}
-	if err := cmd.Wait(); err != nil && rerr == nil {
-		rerr = fmt.Errorf("git cat-file: %w", err)
-	}
-	return rerr
+	return nil
 }
 
 // ReadAhead starts reading the named files in the background, in that order, through one
