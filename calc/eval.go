@@ -49,6 +49,7 @@ func (r *Repo) calculate(ctx context.Context) (*Result, error) {
 	}
 	r.Timings.Calculate = time.Since(start)
 	res.Timings = r.Timings
+	res.Reuse = r.Reuse
 	return res, nil
 }
 

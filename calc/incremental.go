@@ -31,6 +31,24 @@ type Incremental struct {
 	Changed func(path string) bool
 }
 
+// Reuse counts what an incremental load took from its base instead of doing it again (all
+// zero for a full load). It shows whether a pull-request diff did the little work it should;
+// tests use it to check that reuse is not silently lost.
+type Reuse struct {
+	// People and Orgchart: the people file and the manager map were not read again.
+	People, Orgchart bool
+	// Files are group files whose definitions were taken from the base, unread.
+	Files int
+	// Leaves are rule leaves (username, management, ... = value) whose sets were taken from
+	// the base.
+	Leaves int
+	// Groups were not evaluated: none of their inputs changed.
+	Groups int
+	// Outputs are result groups (members after filters, attributes) taken from the base's
+	// result.
+	Outputs int
+}
+
 // incState is the reuse plan of one incremental load.
 type incState struct {
 	base    *Repo
@@ -83,9 +101,11 @@ func (r *Repo) reusePeople(peopleFile, mmFile string) bool {
 	b := st.base
 	r.dir, r.universe = b.dir, b.universe
 	st.sameIDs = true
+	r.Reuse.People = true
 	if r.cfg.Orgchart != nil && (mmFile == "" || !st.fileChanged(r, mmFile)) {
 		r.org, r.orgErr, r.mm = b.org, b.orgErr, b.mm
 		st.orgSame = true
+		r.Reuse.Orgchart = true
 	}
 	return true
 }
@@ -108,9 +128,9 @@ func (r *Repo) afterPeople() {
 	// those of the new one; direct_report sets change for the old and new manager only.
 	aff := map[string]bool{}
 	mark := func(mm map[string]string, from string) {
-		for cur, n := from, 0; cur != "" && !aff[cur] && n < 1<<16; n++ {
+		// aff ends every walk, cycles in the manager map included.
+		for cur := from; cur != "" && !aff[cur]; cur = strings.ToLower(mm[cur]) {
 			aff[cur] = true
-			cur = strings.ToLower(mm[cur])
 		}
 	}
 	diff := func(a, c map[string]string) {
@@ -206,6 +226,7 @@ func (r *Repo) evalReused(g *group) {
 	}
 	if g.reused && g.def == bg.def && sameLinks(g, bg, g.def.rules) {
 		g.r, g.ref, g.same = bg.r, bg.ref, true
+		r.Reuse.Groups++
 		return
 	}
 	g.r = r.eval(g, g.def.rules)

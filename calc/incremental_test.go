@@ -16,21 +16,39 @@ import (
 	"time"
 
 	"github.com/entitlements-go/entitlements/internal/synth"
+	"github.com/entitlements-go/entitlements/people"
 )
 
-// countingFS records which files were opened, to check that an incremental load reads only
-// what changed.
+// countingFS records which files were read (a stat opens a file too, but reads nothing), to
+// check that an incremental load reads only what changed.
 type countingFS struct {
 	fs.FS
-	mu     sync.Mutex
-	opened map[string]int
+	mu   sync.Mutex
+	read map[string]int
 }
 
 func (c *countingFS) Open(name string) (fs.File, error) {
-	c.mu.Lock()
-	c.opened[name]++
-	c.mu.Unlock()
-	return c.FS.Open(name)
+	f, err := c.FS.Open(name)
+	if err != nil {
+		return nil, err
+	}
+	if _, dir := f.(fs.ReadDirFile); dir {
+		return f, nil
+	}
+	return &countingFile{File: f, name: name, c: c}, nil
+}
+
+type countingFile struct {
+	fs.File
+	name string
+	c    *countingFS
+}
+
+func (f *countingFile) Read(p []byte) (int, error) {
+	f.c.mu.Lock()
+	f.c.read[f.name]++
+	f.c.mu.Unlock()
+	return f.File.Read(p)
 }
 
 func synthFS(t *testing.T, people int) fstest.MapFS {
@@ -92,41 +110,82 @@ func TestIncrementalEqualsFull(t *testing.T) {
 	tests := []struct {
 		name   string
 		mutate func(m fstest.MapFS) []string
+		// reuse checks what the incremental load took from the base (nil: not checked).
+		reuse func(t *testing.T, inc *Repo, res *Result)
 	}{
-		{"nothing", func(m fstest.MapFS) []string { return nil }},
+		{"nothing", func(m fstest.MapFS) []string { return nil }, func(t *testing.T, inc *Repo, res *Result) {
+			want := Reuse{People: true, Orgchart: true, Files: len(inc.groups), Groups: len(inc.order), Outputs: len(res.Groups)}
+			if got := res.Reuse; got.Leaves == 0 || len(inc.leaves) != 0 || got.People != want.People || got.Orgchart != want.Orgchart ||
+				got.Files != want.Files || got.Groups != want.Groups || got.Outputs != want.Outputs {
+				t.Errorf("reuse %+v, %d leaves computed again; want %+v, all leaves from the base", got, len(inc.leaves), want)
+			}
+		}},
+		{"a comment added to a team others reference", func(m fstest.MapFS) []string {
+			m[team] = &fstest.MapFile{Data: append(bytes.Clone(m[team].Data), "\n# nothing changes\n"...)}
+			return []string{team}
+		}, func(t *testing.T, inc *Repo, res *Result) {
+			// The team is parsed and evaluated again and found equal, so nothing that
+			// references it is evaluated again; only its own output is made again.
+			want := Reuse{People: true, Orgchart: true, Files: len(inc.groups) - 1, Groups: len(inc.order) - 1, Outputs: len(res.Groups) - 1}
+			if got := res.Reuse; got.Leaves == 0 || got.People != want.People || got.Orgchart != want.Orgchart ||
+				got.Files != want.Files || got.Groups != want.Groups || got.Outputs != want.Outputs {
+				t.Errorf("reuse %+v; want %+v", got, want)
+			}
+		}},
 		{"member added to a team others reference", func(m fstest.MapFS) []string {
 			m[team] = &fstest.MapFile{Data: append(bytes.Clone(m[team].Data), "\nusername = u000007\n"...)}
 			return []string{team}
-		}},
+		}, nil},
 		{"referenced app file deleted (an error either way)", func(m fstest.MapFS) []string {
 			delete(m, app)
 			return []string{app}
-		}},
+		}, nil},
 		{"aad group file deleted", func(m fstest.MapFS) []string {
 			p := firstFile(base, "ldap-config/aad", ".txt", 0)
 			delete(m, p)
 			return []string{p}
-		}},
+		}, nil},
 		{"group file added", func(m fstest.MapFS) []string {
 			p := "ldap-config/pizza_teams/zz-new-team.txt"
 			m[p] = &fstest.MapFile{Data: []byte("username = u000011\nusername = u000012\n")}
 			return []string{p}
-		}},
+		}, nil},
 		{"yaml app rewritten", func(m fstest.MapFS) []string {
 			m[yamlApp] = &fstest.MapFile{Data: []byte("description: rewritten\nrules:\n  username: u000042\n")}
 			return []string{yamlApp}
-		}},
+		}, nil},
 		{"one person's manager changed", func(m fstest.MapFS) []string {
 			// u000100 moves from their manager to u000001.
 			m["manager-map.yaml"] = &fstest.MapFile{Data: []byte(replaceManager(t, mm, "u000100", "u000001"))}
 			m["people.yaml"] = &fstest.MapFile{Data: []byte(replaceManager(t, ppl, "u000100", "u000001"))}
 			return []string{"manager-map.yaml", "people.yaml"}
+		}, func(t *testing.T, inc *Repo, res *Result) {
+			// Only the org-chart leaves of managers above u000100, before or after, are
+			// computed again.
+			chain := map[string]bool{}
+			for _, m := range []map[string]string{baseRepo.mm, inc.mm} {
+				for cur := strings.ToLower(m["u000100"]); cur != "" && !chain[cur]; cur = strings.ToLower(m[cur]) {
+					chain[cur] = true
+				}
+			}
+			again := 0
+			for k := range inc.leaves {
+				if k.method == "management" || k.method == "direct_report" {
+					again++
+					if !chain[strings.ToLower(k.value)] {
+						t.Errorf("%s = %s computed again; %s is not above u000100", k.method, k.value, k.value)
+					}
+				}
+			}
+			if again == 0 || res.Reuse.Leaves == 0 || res.Reuse.People || res.Reuse.Orgchart {
+				t.Errorf("%d org-chart leaves computed again, reuse %+v; want some of each, people and org chart read", again, res.Reuse)
+			}
 		}},
 		{"contractor list changed", func(m fstest.MapFS) []string {
 			p := "internal/contractors.txt"
 			m[p] = &fstest.MapFile{Data: append(bytes.Clone(m[p].Data), "\nusername = u000005\n"...)}
 			return []string{p}
-		}},
+		}, nil},
 		{"someone with many memberships becomes a contractor", func(m fstest.MapFS) []string {
 			// A member of teams and apps: the filter's population changes where it shows,
 			// so no output may be reused from the base.
@@ -134,49 +193,49 @@ func TestIncrementalEqualsFull(t *testing.T) {
 			uid := firstMember(t, m, team)
 			m[p] = &fstest.MapFile{Data: append(bytes.Clone(m[p].Data), "\nusername = "+uid+"\n"...)}
 			return []string{p}
-		}},
+		}, nil},
 		{"person added", func(m fstest.MapFS) []string {
 			m["people.yaml"] = &fstest.MapFile{Data: []byte(ppl + "zz-newcomer:\n  cn: New Comer\n  manager: u000001\n")}
 			m["manager-map.yaml"] = &fstest.MapFile{Data: []byte(mm + "zz-newcomer:\n  manager: u000001\n  status:\n  - employee\n")}
 			return []string{"people.yaml", "manager-map.yaml"}
-		}},
+		}, nil},
 		{"a person's attribute changed", func(m fstest.MapFS) []string {
 			m["people.yaml"] = &fstest.MapFile{Data: []byte(strings.Replace(ppl, "\nu000042:\n  cn: ", "\nu000042:\n  cn: Renamed ", 1))}
 			return []string{"people.yaml"}
-		}},
+		}, nil},
 		{"a person removed", func(m fstest.MapFS) []string {
 			m["people.yaml"] = &fstest.MapFile{Data: []byte(removeEntry(t, ppl, "u000777"))}
 			m["manager-map.yaml"] = &fstest.MapFile{Data: []byte(removeEntry(t, mm, "u000777"))}
 			return []string{"people.yaml", "manager-map.yaml"}
-		}},
+		}, nil},
 		{"a person's manager removed", func(m fstest.MapFS) []string {
 			m["manager-map.yaml"] = &fstest.MapFile{Data: []byte(strings.Replace(replaceManager(t, mm, "u000300", "XX"), "manager: XX", "manager:", 1))}
 			return []string{"manager-map.yaml"}
-		}},
+		}, nil},
 		{"a uid given twice (the last one wins)", func(m fstest.MapFS) []string {
 			m["people.yaml"] = &fstest.MapFile{Data: []byte(ppl + "u000042:\n  cn: Twice\n  manager: u000001\n")}
 			return []string{"people.yaml"}
-		}},
+		}, nil},
 		{"a uid that is not a string (an error either way)", func(m fstest.MapFS) []string {
 			m["people.yaml"] = &fstest.MapFile{Data: []byte(ppl + "yes:\n  cn: Boolean\n")}
 			return []string{"people.yaml"}
-		}},
+		}, nil},
 		{"a person without attributes (an error either way)", func(m fstest.MapFS) []string {
 			m["people.yaml"] = &fstest.MapFile{Data: []byte(strings.Replace(ppl, "\nu000042:\n", "\nu000042x:\nu000042:\n", 1))}
 			return []string{"people.yaml"}
-		}},
+		}, nil},
 		{"a comment and a flow mapping (not cut into entries)", func(m fstest.MapFS) []string {
 			m["people.yaml"] = &fstest.MapFile{Data: []byte(ppl + "# a comment\nzz-flow: {cn: Flow, manager: u000001}\n")}
 			m["manager-map.yaml"] = &fstest.MapFile{Data: []byte(mm + "zz-flow: {manager: u000001}\n")}
 			return []string{"people.yaml", "manager-map.yaml"}
-		}},
+		}, nil},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			head := maps.Clone(base)
 			changed := tt.mutate(head)
 			full, fullErr := LoadFS(ctx, head, "config.yaml", incOptions())
-			cfs := &countingFS{FS: head, opened: map[string]int{}}
+			cfs := &countingFS{FS: head, read: map[string]int{}}
 			opt := incOptions()
 			opt.Incremental = &Incremental{Base: baseRepo, Changed: func(p string) bool { return slices.Contains(changed, p) }}
 			inc, err := LoadFS(ctx, cfs, "config.yaml", opt)
@@ -197,10 +256,19 @@ func TestIncrementalEqualsFull(t *testing.T) {
 			if got, want := resultJSON(t, incRes), resultJSON(t, fullRes); got != want {
 				t.Fatalf("incremental result differs from a full load (%d vs %d bytes)", len(got), len(want))
 			}
-			for name := range cfs.opened {
-				if strings.HasPrefix(name, "ldap-config/") && strings.HasSuffix(name, ".txt") && !slices.Contains(changed, name) {
-					t.Errorf("unchanged group file %s was read again", name)
+			for name := range cfs.read {
+				if name == "config.yaml" {
+					continue // it decides what can be reused
 				}
+				if name == "manager-map.yaml" && slices.Contains(changed, "people.yaml") {
+					continue // the org chart is built over the people
+				}
+				if !slices.Contains(changed, name) {
+					t.Errorf("unchanged file %s was read again", name)
+				}
+			}
+			if tt.reuse != nil {
+				tt.reuse(t, inc, incRes)
 			}
 		})
 	}
@@ -384,4 +452,95 @@ func firstMember(t *testing.T, m fstest.MapFS, path string) string {
 	}
 	t.Fatalf("%s has no username line", path)
 	return ""
+}
+
+// TestIncrementalSmallRepo: reuse decisions that the synthetic repository cannot reach.
+func TestIncrementalSmallRepo(t *testing.T) {
+	ctx := context.Background()
+	// location = X is a custom method: it sees people attributes, so its sets cannot be
+	// taken from a base whose people differ, even when the uids are the same.
+	location := func(_ context.Context, value string, dir *people.Directory) ([]string, error) {
+		var out []string
+		for id := range dir.Len() {
+			if p := dir.Person(uint32(id)); p.Attrs["location"] == value {
+				out = append(out, p.UID)
+			}
+		}
+		return out, nil
+	}
+	opt := func() Options {
+		o := incOptions()
+		o.Methods = map[string]Method{"location": location}
+		return o
+	}
+	base := fstest.MapFS{
+		"config.yaml":      {Data: []byte(conf{People: "people.yaml"}.String())},
+		"people.yaml":      {Data: []byte("boss: {cn: The Boss, location: paris}\nalice: {cn: Alice, location: berlin}\nbob: {cn: Bob, location: paris}\n")},
+		"manager-map.yaml": {Data: []byte("boss: {manager: boss}\nalice: {manager: boss}\nbob: {manager: alice}\n")},
+		ax:                 {Data: []byte("location = berlin\n")},
+		ay:                 {Data: []byte("group = a/x\nusername = boss\n")},
+		by:                 {Data: []byte("management = alice\n")},
+		// An unreferenced dummy-OU file that fails: a warning in every run.
+		"ldap-config/lib/broken.txt": {Data: []byte("username != \n")},
+	}
+	baseRepo, err := LoadFS(ctx, base, "config.yaml", opt())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := baseRepo.Calculate(ctx); err != nil {
+		t.Fatal(err)
+	}
+	cases := []struct {
+		name    string
+		changed map[string]string
+		check   func(t *testing.T, res *Result)
+	}{
+		{"nothing: the broken file is not read again either", nil, func(t *testing.T, res *Result) {
+			if res.Reuse.Files != 4 || res.Reuse.Groups != 3 || res.Reuse.Outputs != 3 {
+				t.Errorf("reuse %+v; want every file, group and output", res.Reuse)
+			}
+		}},
+		{"bob moves to berlin", map[string]string{
+			"people.yaml": "boss: {cn: The Boss, location: paris}\nalice: {cn: Alice, location: berlin}\nbob: {cn: Bob, location: berlin}\n"},
+			func(t *testing.T, res *Result) {
+				wantMembers(t, res, "a/x", "alice", "bob")
+				wantMembers(t, res, "a/y", "alice", "bob", "boss")
+			}},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			head := maps.Clone(base)
+			for p, data := range c.changed {
+				head[p] = &fstest.MapFile{Data: []byte(data)}
+			}
+			cfs := &countingFS{FS: head, read: map[string]int{}}
+			o := opt()
+			o.Incremental = &Incremental{Base: baseRepo, Changed: func(p string) bool { _, ok := c.changed[p]; return ok }}
+			inc, err := LoadFS(ctx, cfs, "config.yaml", o)
+			if err != nil {
+				t.Fatal(err)
+			}
+			res, err := inc.Calculate(ctx)
+			if err != nil {
+				t.Fatal(err)
+			}
+			full, err := LoadFS(ctx, head, "config.yaml", opt())
+			if err != nil {
+				t.Fatal(err)
+			}
+			fullRes, err := full.Calculate(ctx)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got, want := resultJSON(t, res), resultJSON(t, fullRes); got != want {
+				t.Errorf("incremental result\n%s\nfull\n%s", got, want)
+			}
+			for name := range cfs.read {
+				if _, ok := c.changed[name]; !ok && name != "config.yaml" && name != "manager-map.yaml" {
+					t.Errorf("unchanged file %s was read again", name)
+				}
+			}
+			c.check(t, res)
+		})
+	}
 }

@@ -253,6 +253,7 @@ func matchWildcard(names []string, pattern string) []string {
 	return out
 }
 
+// globMatch matches s against a pattern that has at least one *.
 func globMatch(pattern, s string) bool {
 	parts := strings.Split(pattern, "*")
 	if !strings.HasPrefix(s, parts[0]) {
@@ -267,7 +268,7 @@ func globMatch(pattern, s string) bool {
 		}
 		s = s[j+len(parts[i]):]
 	}
-	return strings.HasSuffix(s, parts[last]) && (last > 0 || s == "")
+	return strings.HasSuffix(s, parts[last])
 }
 
 func (lk *linker) reference(g *group, n *rule) bool {
@@ -473,6 +474,7 @@ func (r *Repo) leaf(ctx context.Context, method, value string) (*roaring.Bitmap,
 		return lr.set, lr.err
 	}
 	if lr, ok := r.baseLeaf(key); ok {
+		r.Reuse.Leaves++
 		return lr.set, lr.err
 	}
 	set, err := r.computeLeaf(ctx, method, value)

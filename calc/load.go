@@ -71,6 +71,9 @@ type Repo struct {
 	docs               entryDocs
 	// Timings of the load phases.
 	Timings Timings
+	// Reuse is what an incremental load took from its base (Calculate adds Groups and
+	// Outputs).
+	Reuse Reuse
 
 	once      sync.Once
 	result    *Result
@@ -269,6 +272,13 @@ func (r *Repo) validate(ctx context.Context, c *validate.Collector) error {
 	}
 	r.reuseLeaves()
 	r.link(ctx, c)
+	if r.inc != nil {
+		for _, g := range r.groups {
+			if g.reused {
+				r.Reuse.Files++
+			}
+		}
+	}
 	r.warnings = append(r.warnings, c.Warnings()...)
 	r.opt.emit(r.warnings)
 	r.Timings.Validate = time.Since(start)
@@ -697,7 +707,7 @@ func (r *Repo) groupFor(ou *config.OU, l *listing, cn string) *group {
 		g = new(group)
 	}
 	*g = group{ou: ou, cn: cn, ext: e.ext, path: path, rel: rel, key: key, regular: e.regular}
-	if len(ents) > 1 {
+	if ents != nil { // more than one file of that cn
 		var names []string
 		for _, x := range ents {
 			names = append(names, r.cfg.Rel(filepath.Join(ou.Dir, x.name)))
@@ -762,9 +772,7 @@ func (r *Repo) enumerate(ctx context.Context, c *validate.Collector) error {
 	// Every group record of the run in one allocation, and a map that never rehashes while
 	// they are added (references to other OUs add a few more later).
 	r.groupSlab = make([]group, total)
-	if len(r.groups) == 0 {
-		r.groups = make(map[string]*group, total+total/8)
-	}
+	r.groups = make(map[string]*group, total+total/8)
 	toParse := make([]*group, 0, total)
 	r.outputs = make([]*output, 0, total)
 	outs := make([]output, total)

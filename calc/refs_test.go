@@ -376,6 +376,12 @@ func TestEnumeration(t *testing.T) {
 			errs: []errSpec{ee(validate.KindFileType, "ldap-config/a/x.yml", 0, "Unable to map filename")}},
 		{name: "upper-case extension", files: map[string]string{"ldap-config/a/x.TXT": "username = bob\n"},
 			errs: []errSpec{ee(validate.KindFileType, "ldap-config/a/x.TXT", 0)}},
+		// The extension is a trailing "." and word characters: a name ending in a dot, or in a
+		// dot and other characters, has none, and is not a legal group name either.
+		{name: "name ending in a dot", files: map[string]string{"ldap-config/a/x.": "username = bob\n"},
+			errs: []errSpec{ee(validate.KindFileType, "ldap-config/a/x.", 0, `Illegal LDAP group name "x." in a!`)}},
+		{name: "extension with a dash", files: map[string]string{"ldap-config/a/team.v1-old": "username = bob\n"},
+			errs: []errSpec{ee(validate.KindFileType, "ldap-config/a/team.v1-old", 0, `Illegal LDAP group name "team.v1-old" in a!`)}},
 		{name: "no extension", files: map[string]string{"ldap-config/a/Makefile": "all:\n"},
 			errs: []errSpec{ee(validate.KindFileType, "ldap-config/a/Makefile", 0, "extension")}},
 		{name: "several illegal files, all reported", files: map[string]string{

@@ -41,6 +41,7 @@ type Group struct {
 type Result struct {
 	Groups  []*Group // sorted by Key
 	Timings Timings
+	Reuse   Reuse // what an incremental load took from its base
 
 	repo   *Repo
 	byKey  map[string]*Group
@@ -65,6 +66,7 @@ func newResult(r *Repo) (*Result, error) {
 			res.groupOf[key] = g
 		}
 		if fin, out := r.reusedOutput(g, key, o.mirror); out != nil {
+			r.Reuse.Outputs++
 			res.finals[g] = fin
 			res.Groups = append(res.Groups, out)
 			res.byKey[key] = out

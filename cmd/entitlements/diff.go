@@ -203,9 +203,11 @@ func diffRevisions(ctx context.Context, c *common, baseRev, headRev string, stde
 	if c.verbose {
 		ms := func(d time.Duration) time.Duration { return d.Round(time.Millisecond) }
 		ft, it := full.res.Timings, inc.res.Timings
-		fmt.Fprintf(stderr, "diff: git listings %s, %s %s (%s, full: load %s, validate %s, calculate %s), %s %s (%d changed file(s), incremental: load %s, validate %s, calculate %s), compare %s\n",
+		ru := inc.res.Reuse
+		fmt.Fprintf(stderr, "diff: git listings %s, %s %s (%s, full: load %s, validate %s, calculate %s), %s %s (%d changed file(s), incremental: load %s, validate %s, calculate %s; taken from the other side: %d group files, %d rule leaves, %d evaluations, %d result groups), compare %s\n",
 			ms(tGit.Sub(t0)), full.label, ms(t1.Sub(tGit)), full.source(), ms(ft.Load), ms(ft.Validate), ms(ft.Calculate),
-			inc.label, ms(t2.Sub(t1)), len(changed), ms(it.Load), ms(it.Validate), ms(it.Calculate), ms(time.Since(t2)))
+			inc.label, ms(t2.Sub(t1)), len(changed), ms(it.Load), ms(it.Validate), ms(it.Calculate),
+			ru.Files, ru.Leaves, ru.Groups, ru.Outputs, ms(time.Since(t2)))
 	}
 	return d, exitOK
 }
