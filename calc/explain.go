@@ -164,9 +164,6 @@ func (e *explainer) trace(g *group, n *rule, depth int) *Trace {
 		return t
 	}
 	t.Rule = n.text
-	if t.Rule == "" {
-		t.Rule = n.method + " = " + n.value
-	}
 	if !e.known {
 		return t
 	}
