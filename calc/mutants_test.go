@@ -208,6 +208,17 @@ func TestFailedReferencedDummyGroupWarnsNothing(t *testing.T) {
 	}
 }
 
+// An error of LDAPGroupsFor fails the load, wrapped so that callers can tell what it was.
+func TestLDAPGroupsForError(t *testing.T) {
+	errBroken := errors.New("no LDAP settings")
+	_, _, err := loadRepo(t, map[string]string{ax: "username = bob\n"}, Options{
+		LDAPGroupsFor: func(*config.Config) (LDAPGroupReader, error) { return nil, errBroken },
+	})
+	if !errors.Is(err, errBroken) {
+		t.Fatalf("load error %v; want %v", err, errBroken)
+	}
+}
+
 // LDAPGroups, when set, wins over LDAPGroupsFor, which is then never called.
 func TestLDAPGroupsWinsOverLDAPGroupsFor(t *testing.T) {
 	res := mustRun(t, map[string]string{ax: "username = bob\n"}, Options{
