@@ -34,7 +34,8 @@ fuzz:
 # A mutant's tests may run MUTATE_TIMEOUT times as long as the unmutated coverage run (gremlins'
 # default is 3); 5 leaves room for a loaded machine, where a spurious time-out would hide a
 # surviving mutant (time-outs count in neither efficacy nor coverage). GOFLAGS=-count=1: the
-# timeout is a multiple of the coverage run's time, which a cached test result would make tiny.
+# timeout is a multiple of the coverage run's time, which a cached test result would make tiny;
+# -vet=off: go vet proves nothing about a mutant and costs a second or two on each.
 # gremlins v0.6.0 never runs the mutants of switch case expressions (NOT COVERED, gremlins#298);
 # deploy has 11 of them (run by hand, see deploy/MUTANTS.md), so its coverage gate is 80%.
 GREMLINS ?= go run github.com/go-gremlins/gremlins/cmd/gremlins@v0.6.0
@@ -53,5 +54,5 @@ mutate:
 		gate=''; case " $(MUTATE_GUARDED) " in *" $$p "*) gate='--threshold-efficacy 90 --threshold-mcover 90';; esac; \
 		[ "$$p" = deploy ] && gate='--threshold-efficacy 90 --threshold-mcover 80'; \
 		echo "== gremlins unleash ./$$p"; \
-		(cd "$$tmp" && GOFLAGS=-count=1 $(GREMLINS) unleash --workers 1 --timeout-coefficient $(MUTATE_TIMEOUT) -E "$$excl" $$gate ./$$p) || status=1; \
+		(cd "$$tmp" && GOFLAGS="-count=1 -vet=off" $(GREMLINS) unleash --workers 1 --timeout-coefficient $(MUTATE_TIMEOUT) -E "$$excl" $$gate ./$$p) || status=1; \
 	done; exit $$status
