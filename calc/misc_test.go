@@ -495,6 +495,9 @@ people_data_source: all
 		{name: "component naming an unknown source", files: map[string]string{
 			"config.yaml": people("people:\n  all:\n    type: combined\n    config:\n      operator: or\n      components: [nope]\npeople_data_source: all\n"), ax: "username = bob\n"},
 			errs: []errSpec{ee(validate.KindPeople, "config.yaml", -1, `"nope"`)}},
+		{name: "inline component without a type", files: map[string]string{
+			"config.yaml": people("people:\n  all:\n    type: combined\n    config:\n      operator: or\n      components:\n        - main\n        - config: {filename: x.yaml}\n  main:\n    type: yaml\n    config:\n      filename: {{ROOT}}/people.yaml\npeople_data_source: all\n"), ax: "username = bob\n"},
+			errs: []errSpec{ee(validate.KindPeople, "config.yaml", -1, `people source "all": combined people source: component 2 has no type`)}},
 		{name: "combined source naming itself", files: map[string]string{
 			"config.yaml": people("people:\n  all:\n    type: combined\n    config:\n      operator: or\n      components: [all]\npeople_data_source: all\n"), ax: "username = bob\n"},
 			errs: []errSpec{ee(validate.KindPeople, "config.yaml", -1, "nest")}},
