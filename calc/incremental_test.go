@@ -358,6 +358,27 @@ func TestPeopleEntriesReused(t *testing.T) {
 	if inc.mm["u000100"] != "u000001" {
 		t.Errorf("the incremental load's org chart has u000100 -> %q", inc.mm["u000100"])
 	}
+
+	// An incremental load is a base like any other: a second change reuses its entries.
+	ppl2 := replaceManager(t, ppl, "u000200", "u000001")
+	head2 := maps.Clone(head)
+	head2["people.yaml"] = &fstest.MapFile{Data: []byte(ppl2)}
+	opt2 := incOptions()
+	opt2.Incremental = &Incremental{Base: inc, Changed: func(p string) bool { return p == "people.yaml" }}
+	inc2, err := LoadFS(ctx, head2, "config.yaml", opt2)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ps2, ok := inc2.peopleFromBase([]byte(ppl2))
+	if !ok {
+		t.Fatal("people file not cut into entries over an incremental base")
+	}
+	for i, p := range inc.peopleList {
+		shared := reflect.ValueOf(p.Attrs).UnsafePointer() == reflect.ValueOf(ps2[i].Attrs).UnsafePointer()
+		if shared == (p.UID == "u000200") {
+			t.Errorf("%s: attributes shared with the incremental base = %v", p.UID, shared)
+		}
+	}
 }
 
 // BenchmarkIncremental is the second load of a pull-request diff: a tree that differs from

@@ -328,3 +328,15 @@ func TestReadAheadOrder(t *testing.T) {
 		t.Errorf("incremental load announced %q and read %q; want nothing", again.ahead, again.reads)
 	}
 }
+
+// An unknown filter key suggests the closest configured filter, or says there is none.
+func TestUnknownFilterHint(t *testing.T) {
+	runRepoCases(t, []repoCase{
+		{name: "with filters configured", files: map[string]string{
+			"config.yaml": conf{Filters: contractorsFilter}.String(), "ldap-config/lib/contractors.txt": "username = mallory\n",
+			ax: "username = bob\nfilter_contractor = all\n"},
+			errs: []errSpec{ee(validate.KindFilter, ax, 2, `the key filter_contractor is invalid (no filter "contractor" is configured); did you mean "contractors"? (configured filters: contractors)`)}},
+		{name: "without filters", files: map[string]string{ax: "username = bob\nfilter_contractors = all\n"},
+			errs: []errSpec{ee(validate.KindFilter, ax, 2, `the key filter_contractors is invalid (no filter "contractors" is configured); the configuration defines no filters`)}},
+	})
+}

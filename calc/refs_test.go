@@ -296,7 +296,10 @@ func TestDuplicateGroup(t *testing.T) {
 	runRepoCases(t, []repoCase{
 		{name: "same cn, two extensions, enumerated", files: map[string]string{
 			ax: "username = bob\n", "ldap-config/a/x.yaml": "rules:\n  username: alice\n"},
-			errs: []errSpec{ee(validate.KindDuplicateGroup, ax, 0, "ldap-config/a/x.yaml")}},
+			errs: []errSpec{ee(validate.KindDuplicateGroup, ax, 0, "duplicate group a/x: ldap-config/a/x.txt, ldap-config/a/x.yaml (one file per group name)")}},
+		{name: "same cn, three extensions: every file named", files: map[string]string{
+			ax: "username = bob\n", "ldap-config/a/x.yaml": "rules:\n  username: alice\n", "ldap-config/a/x.rb": "# ruby\n"},
+			errs: []errSpec{ee(validate.KindDuplicateGroup, "ldap-config/a/x.rb", 0, "duplicate group a/x: ldap-config/a/x.rb, ldap-config/a/x.txt, ldap-config/a/x.yaml (one file per group name)")}},
 		{name: "same cn, two extensions, referenced in a dummy OU", files: map[string]string{
 			ax: "group = lib/d\n", "ldap-config/lib/d.txt": "username = bob\n", "ldap-config/lib/d.yaml": "rules:\n  username: alice\n"},
 			errs: []errSpec{ee(validate.KindDuplicateGroup, "ldap-config/lib/d.txt", 0)}},
