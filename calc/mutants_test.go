@@ -340,3 +340,52 @@ func TestUnknownFilterHint(t *testing.T) {
 			errs: []errSpec{ee(validate.KindFilter, ax, 2, `the key filter_contractors is invalid (no filter "contractors" is configured); the configuration defines no filters`)}},
 	})
 }
+
+// A comment may take a whole value; "&=" lines of single-valued keys are ignored with a
+// warning, and only they are warned about.
+func TestTxtCommentsAndIgnoredLines(t *testing.T) {
+	cases := []struct {
+		name, body string
+		warns      []string
+		meta       map[string]any
+		desc       string
+	}{
+		{"a value that is all comment", "username = bob\nusername = # c\n",
+			[]string{`ldap-config/a/x.txt:2: username "" names nobody in the people data`}, map[string]any{}, "x"},
+		{"a metadata value that is all comment", "username = bob\nmetadata_owner = # c\n", nil, map[string]any{"owner": ""}, "x"},
+		{"one metadata line", "username = bob\nmetadata_owner = x\n", nil, map[string]any{"owner": "x"}, "x"},
+		{"a metadata &= line", "username = bob\nmetadata_owner = x\nmetadata_owner &= y\n",
+			[]string{"ldap-config/a/x.txt:3: the '&=' line of metadata_owner is ignored"}, map[string]any{"owner": "x"}, "x"},
+		{"a description &= line", "description = A\ndescription &= B\nusername = bob\n",
+			[]string{"ldap-config/a/x.txt:2: the '&=' line of description is ignored"}, map[string]any{}, "A"},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			repo, _, err := loadRepo(t, map[string]string{ax: c.body}, Options{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got := warningsOf(repo); !slices.Equal(got, c.warns) {
+				t.Errorf("warnings %q; want %q", got, c.warns)
+			}
+			res, err := repo.Calculate(t.Context())
+			if err != nil {
+				t.Fatal(err)
+			}
+			g := res.Group("a/x")
+			if fmt.Sprint(g.Metadata) != fmt.Sprint(c.meta) || g.Description != c.desc {
+				t.Errorf("metadata %v, description %q; want %v, %q", g.Metadata, g.Description, c.meta, c.desc)
+			}
+		})
+	}
+}
+
+// Group names are ASCII letters, digits, "_" and "-", the ends of each range included.
+func TestGroupNameCharacters(t *testing.T) {
+	res := mustRun(t, map[string]string{
+		"ldap-config/a/azAZ09_-.txt": "username = bob\n", ax: "group = a/azAZ09_-\n",
+		"ldap-config/a/Z.txt": "username = alice\n", "ldap-config/a/9.yaml": "rules:\n  username: eve\n",
+	}, Options{})
+	wantKeys(t, res, "a/9", "a/Z", "a/azAZ09_-", "a/x")
+	wantMembers(t, res, "a/x", "bob")
+}
