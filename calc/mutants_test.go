@@ -389,3 +389,34 @@ func TestGroupNameCharacters(t *testing.T) {
 	wantKeys(t, res, "a/9", "a/Z", "a/azAZ09_-", "a/x")
 	wantMembers(t, res, "a/x", "bob")
 }
+
+// An explanation lists a YAML file's expired rules by their first key: with its value when
+// that is a scalar, with "..." when it is a list or a map.
+func TestExplainExpiredYAMLRules(t *testing.T) {
+	res := mustRun(t, map[string]string{"ldap-config/a/x.yaml": `rules:
+  or:
+    - username: bob
+      expiration: "2020-01-01"
+    - and:
+        - management: alice
+      expiration: "2020-01-02"
+    - not:
+        username: eve
+      expiration: "2020-01-03"
+    - not:
+        expiration: "2020-01-04"
+    - username: eve
+`}, Options{})
+	ex, err := res.Explain("a/x", "eve")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got []string
+	for _, l := range ex.ExpiredLines {
+		got = append(got, fmt.Sprintf("%d %q %s", l.Line, l.Text, l.Date))
+	}
+	want := []string{`3 "username: bob" 2020-01-01`, `5 "and: ..." 2020-01-02`, `8 "not: ..." 2020-01-03`, `12 "" 2020-01-04`}
+	if !slices.Equal(got, want) {
+		t.Errorf("expired lines %q; want %q", got, want)
+	}
+}
