@@ -41,9 +41,8 @@ func closest(word string, candidates func(yield func(string) bool)) string {
 				hc[x] = hw[x] // counted once
 			}
 		}
-		for i := 0; i < len(lc); i++ {
-			hc[lc[i]] = 0
-		}
+		// Every letter of lc now counts as in w (0 when w lacks it): clearing w's letters
+		// clears all.
 		for i := 0; i < len(w); i++ {
 			hc[w[i]] = 0
 		}
