@@ -27,6 +27,10 @@ func TestAndOfThreeOrMore(t *testing.T) {
 		// would keep him.
 		yc("the third term of an and counts", "rules:\n  and:\n    - management: alice\n    - management: bob\n    - not:\n        username: dave\n", "bob"),
 		yc("so does the first", "rules:\n  and:\n    - not:\n        username: dave\n    - management: alice\n    - management: bob\n", "bob"),
+		// Only an and of nots is merged into its parent and: an or of nots is not (bob and dave
+		// are each outside one of the nots, so the or keeps both).
+		yc("or of nots inside an and", "rules:\n  and:\n    - management: alice\n    - or:\n        - not:\n            username: bob\n        - not:\n            username: dave\n", "Carol", "alice", "bob", "dave"),
+		yc("and of nots inside an and", "rules:\n  and:\n    - management: alice\n    - and:\n        - not:\n            username: bob\n        - not:\n            username: dave\n", "Carol", "alice"),
 		yc("and of four", "rules:\n  and:\n    - management: boss\n    - management: alice\n    - management: bob\n    - username: dave\n", "dave"),
 	})
 }
