@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"os"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -309,6 +310,10 @@ func TestReadAheadOrder(t *testing.T) {
 		ax:                 {Data: []byte("group = b/y\n")},
 		ay:                 {Data: []byte("username = bob\n")},
 		by:                 {Data: []byte("username = alice\n")},
+		// Not announced: a Ruby file is never read, a duplicate cn is an error before any read.
+		"ldap-config/lib/r.rb":   {Data: []byte("# ruby\n")},
+		"ldap-config/lib/d.txt":  {Data: []byte("username = bob\n")},
+		"ldap-config/lib/d.yaml": {Data: []byte("rules:\n  username: bob\n")},
 	}
 	fsys := &readAheadFS{MapFS: m}
 	opt := Options{Now: testNow, Parallelism: 1}
@@ -422,5 +427,32 @@ func TestExplainExpiredYAMLRules(t *testing.T) {
 	want := []string{`3 "username: bob" 2020-01-01`, `5 "and: ..." 2020-01-02`, `8 "not: ..." 2020-01-03`, `12 "" 2020-01-04`}
 	if !slices.Equal(got, want) {
 		t.Errorf("expired lines %q; want %q", got, want)
+	}
+}
+
+// A snapshot's attributes: a list, a single value (lower-cased names), or null for none.
+func TestLDAPSnapshotAttributes(t *testing.T) {
+	p := filepath.Join(t.TempDir(), "groups.yaml")
+	text := "cn=ops,ou=Groups,dc=example:\n  objectClass: [groupOfNames]\n  Member: uid=bob,ou=People,dc=example\n  description:\n"
+	if err := os.WriteFile(p, []byte(text), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	s, err := LoadLDAPSnapshot(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	gs, err := s.ReadLDAPGroups(t.Context(), []string{"CN=ops,ou=groups,dc=example"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	g := gs["CN=ops,ou=groups,dc=example"]
+	if g == nil {
+		for k := range gs {
+			g = gs[k]
+		}
+	}
+	want := map[string][]string{"objectclass": {"groupOfNames"}, "member": {"uid=bob,ou=People,dc=example"}}
+	if g == nil || fmt.Sprint(g.Attrs) != fmt.Sprint(want) {
+		t.Fatalf("snapshot groups %v; want one with attributes %v", gs, want)
 	}
 }
