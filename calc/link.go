@@ -475,10 +475,12 @@ func (r *Repo) leaf(ctx context.Context, method, value string) (*roaring.Bitmap,
 	}
 	if lr, ok := r.baseLeaf(key); ok {
 		r.Reuse.Leaves++
+		lr.reused = true
+		r.leaves[key] = lr
 		return lr.set, lr.err
 	}
 	set, err := r.computeLeaf(ctx, method, value)
-	r.leaves[key] = leafResult{set, err}
+	r.leaves[key] = leafResult{set: set, err: err}
 	return set, err
 }
 
