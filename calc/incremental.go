@@ -39,8 +39,8 @@ type Reuse struct {
 	People, Orgchart bool
 	// Files are group files whose definitions were taken from the base, unread.
 	Files int
-	// Leaves are rule leaves (username, management, ... = value) whose sets were taken from
-	// the base.
+	// Leaves are look-ups of rule leaves (username, management, ... = value) served from
+	// the base's sets; a leaf that several rules name counts once per rule.
 	Leaves int
 	// Groups were not evaluated: none of their inputs changed.
 	Groups int

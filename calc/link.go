@@ -474,9 +474,9 @@ func (r *Repo) leaf(ctx context.Context, method, value string) (*roaring.Bitmap,
 		return lr.set, lr.err
 	}
 	if lr, ok := r.baseLeaf(key); ok {
+		// Not stored in r.leaves: at 50,000 people that map would grow by 100,000 entries
+		// (10 MB) to serve lookups the base's map serves as well.
 		r.Reuse.Leaves++
-		lr.reused = true
-		r.leaves[key] = lr
 		return lr.set, lr.err
 	}
 	set, err := r.computeLeaf(ctx, method, value)

@@ -91,9 +91,6 @@ type leafKey struct{ method, value string }
 type leafResult struct {
 	set *roaring.Bitmap
 	err error
-	// reused: taken from an incremental base. It is kept here too, so that a load over this
-	// one can take it in turn.
-	reused bool
 }
 
 // group is one definition file in the context of one OU key.
