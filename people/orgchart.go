@@ -7,7 +7,6 @@ import (
 
 	"github.com/RoaringBitmap/roaring/v2"
 	"github.com/entitlements-go/entitlements/internal/safefile"
-	"github.com/entitlements-go/entitlements/internal/topmap"
 	"github.com/entitlements-go/entitlements/internal/yaml11"
 	"github.com/entitlements-go/entitlements/validate"
 )
@@ -70,41 +69,27 @@ func managerWhole(path string, data []byte) (map[string]string, error) {
 		return nil, fmt.Errorf("manager map %s: expected a map of uid to {manager: uid}, got %s", path, root.RubyClass())
 	}
 	for i, k := range root.Keys {
-		v := root.Values[i]
-		m := v.Get("manager")
-		if m == nil || m.Kind == yaml11.Null {
-			out[k.Text()] = ""
-			continue
-		}
-		out[k.Text()] = m.Text()
+		out[k.Text()] = managerOf(root.Values[i])
 	}
 	return out, nil
 }
 
 // managerEntries is parseEntries for a manager map.
 func managerEntries(data []byte) (map[string]string, bool) {
-	doc, ok := topmap.Split(data)
-	if !ok {
-		return nil, false
+	var out map[string]string
+	ok := eachEntry(data, func(n int) { out = make(map[string]string, n) }, func(k, v *yaml11.Node) bool {
+		out[k.Text()] = managerOf(v)
+		return true
+	})
+	return out, ok
+}
+
+// managerOf is the manager of a manager-map entry ("" when it names none).
+func managerOf(v *yaml11.Node) string {
+	if m := v.Get("manager"); m != nil && m.Kind != yaml11.Null {
+		return m.Text()
 	}
-	text := string(data)
-	out := make(map[string]string, len(doc.Keys))
-	var p yaml11.Parser
-	for i := range doc.Keys {
-		start, end := doc.Span(i)
-		root, _, err := p.ParseString(text[start:end], yaml11.Options{AllowDates: true})
-		if err != nil || root.Kind != yaml11.Map || len(root.Keys) != 1 {
-			return nil, false
-		}
-		k, v := root.Keys[0], root.Values[0]
-		m := v.Get("manager")
-		if m == nil || m.Kind == yaml11.Null {
-			out[k.Text()] = ""
-			continue
-		}
-		out[k.Text()] = m.Text()
-	}
-	return out, true
+	return ""
 }
 
 // NewOrgchart indexes managerMap (keys are lower-case uids) for the people of dir.

@@ -140,32 +140,41 @@ func parseWhole(data []byte) ([]Person, error) {
 	return out, nil
 }
 
-// parseEntries parses a people file entry by entry (see topmap: each entry on its own gives
-// what the whole document gives for it) into storage reused from one entry to the next, so
-// that the YAML trees of 50,000 people are never all in memory. It reports false for a file
-// not in that layout or with any error, which the whole-document parse then reports at its
-// line.
+// parseEntries parses a people file entry by entry (see eachEntry). It reports false for a
+// file not in that layout or with any error, which the whole-document parse then reports at
+// its line.
 func parseEntries(data []byte) ([]Person, bool) {
+	var out []Person
+	ok := eachEntry(data, func(n int) { out = make([]Person, 0, n) }, func(k, v *yaml11.Node) bool {
+		person, err := personOf(k, v)
+		out = append(out, person)
+		return err == nil
+	})
+	return out, ok
+}
+
+// eachEntry cuts a top-level map into its entries (topmap: each entry on its own gives what
+// the whole document gives for it) and parses them one by one into storage reused from one
+// entry to the next, so that the YAML trees of 50,000 people are never all in memory. size
+// is told the number of entries first; fn gets each entry's key and value, and stops the
+// walk by returning false. eachEntry reports false for a text not in that layout, an entry
+// that does not parse as a one-key map, or a stop.
+func eachEntry(data []byte, size func(n int), fn func(k, v *yaml11.Node) bool) bool {
 	doc, ok := topmap.Split(data)
 	if !ok {
-		return nil, false
+		return false
 	}
-	text := string(data) // the people's strings are substrings of one copy
-	out := make([]Person, 0, len(doc.Keys))
+	size(len(doc.Keys))
+	text := string(data) // the strings fn keeps are substrings of one copy
 	var p yaml11.Parser
 	for i := range doc.Keys {
 		start, end := doc.Span(i)
 		root, _, err := p.ParseString(text[start:end], yaml11.Options{AllowDates: true})
-		if err != nil || root.Kind != yaml11.Map || len(root.Keys) != 1 {
-			return nil, false
+		if err != nil || root.Kind != yaml11.Map || len(root.Keys) != 1 || !fn(root.Keys[0], root.Values[0]) {
+			return false
 		}
-		person, err := personOf(root.Keys[0], root.Values[0])
-		if err != nil {
-			return nil, false
-		}
-		out = append(out, person)
 	}
-	return out, true
+	return true
 }
 
 // personOf converts one entry of a people file.
