@@ -176,6 +176,25 @@ func loadRepo(t testing.TB, files map[string]string, opt Options) (*Repo, string
 	return repo, root, err
 }
 
+// loadWarned is loadRepo that also returns the warnings the load emitted (Options.OnWarning),
+// which a failed load does not keep anywhere else.
+func loadWarned(t testing.TB, files map[string]string, opt Options) (*Repo, []validate.Warning, error) {
+	t.Helper()
+	var warns []validate.Warning
+	opt.OnWarning = func(w validate.Warning) { warns = append(warns, w) }
+	repo, _, err := loadRepo(t, files, opt)
+	return repo, warns, err
+}
+
+// warningTexts renders warnings as "path:line: message".
+func warningTexts(ws []validate.Warning) []string {
+	var out []string
+	for _, w := range ws {
+		out = append(out, w.String())
+	}
+	return out
+}
+
 // run builds, loads and calculates. It returns either the result or the validation errors; any
 // other kind of error fails the test.
 func run(t testing.TB, files map[string]string, opt Options) (*Result, validate.List) {

@@ -117,21 +117,18 @@ func TestWildcardSeveralStars(t *testing.T) {
 // A wildcard that matches groups being computed skips them: silently when it is the group
 // itself, with a warning otherwise (the result depends on the order of evaluation).
 func TestWildcardSkipsGroupsBeingComputed(t *testing.T) {
-	var warns []string
-	root := build(t, map[string]string{
+	repo, ws, err := loadWarned(t, map[string]string{
 		ax:                      "group = b/w\nusername = alice\n",
 		az:                      "username = bob\n",
 		"ldap-config/b/w.txt":   "group = a/*\n",
 		"ldap-config/b/v.txt":   "group = b/*\nusername = eve\n",
 		"ldap-config/b/u-1.txt": "username = dave\n",
-	})
-	repo, err := Load(t.Context(), filepath.Join(root, "config.yaml"), defaults(Options{
-		OnWarning: func(w validate.Warning) { warns = append(warns, w.String()) }}, root))
+	}, Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
 	want := []string{"ldap-config/b/w.txt:1: wildcard a/* skips a/x, which is being computed (an order-dependent cycle)"}
-	if !slices.Equal(warns, want) {
+	if warns := warningTexts(ws); !slices.Equal(warns, want) {
 		t.Errorf("warnings %q; want %q", warns, want)
 	}
 	res, err := repo.Calculate(t.Context())
@@ -163,12 +160,12 @@ func TestErrorMessagesExact(t *testing.T) {
 		{"an LDAP group that does not exist", map[string]string{"config.yaml": conf{Extras: "  ldap_group: {}\n"}.String(),
 			ax: "ldap_group = cn=nope,ou=groups,dc=example\n"},
 			Options{LDAPGroups: NewLDAPSnapshot()},
-			validate.KindLDAPGroup, ""},
+			validate.KindLDAPGroup, "Failed to read ldap_group = cn=nope,ou=groups,dc=example (no such LDAP group)"},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
 			errs := mustFail(t, c.files, c.opt)
-			if len(errs) != 1 || errs[0].Kind != c.kind || (c.msg != "" && errs[0].Msg != c.msg) {
+			if len(errs) != 1 || errs[0].Kind != c.kind || errs[0].Msg != c.msg {
 				t.Fatalf("errors %v; want one %s: %q", errs, c.kind, c.msg)
 			}
 			if msg := errs[0].Msg; strings.Contains(msg, errLDAPGroupNotFound.Error()) || strings.Contains(msg, people.ErrManagerMap.Error()) {
@@ -193,15 +190,13 @@ func TestFilterEntriesOfABrokenGroup(t *testing.T) {
 // A referenced dummy group that fails is reported as an error once; its description
 // problems (which the reference never reads for a referenced file) add no warning.
 func TestFailedReferencedDummyGroupWarnsNothing(t *testing.T) {
-	var warns []string
-	root := build(t, map[string]string{
+	_, ws, err := loadWarned(t, map[string]string{
 		ax:                         "group = lib/t\n",
 		"ldap-config/lib/t.txt":    "description != x\ngroup = lib/missing\n",
 		"ldap-config/lib/ok.txt":   "username = bob\n",
 		"ldap-config/lib/bad.yaml": "rules: [\n",
-	})
-	_, err := Load(t.Context(), filepath.Join(root, "config.yaml"), defaults(Options{
-		OnWarning: func(w validate.Warning) { warns = append(warns, w.String()) }}, root))
+	}, Options{})
+	warns := warningTexts(ws)
 	var errs validate.List
 	if !errors.As(err, &errs) {
 		t.Fatalf("load: %v", err)
@@ -445,12 +440,7 @@ func TestLDAPSnapshotAttributes(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	g := gs["CN=ops,ou=groups,dc=example"]
-	if g == nil {
-		for k := range gs {
-			g = gs[k]
-		}
-	}
+	g := gs["CN=ops,ou=groups,dc=example"] // found by normalised DN, keyed as asked
 	want := map[string][]string{"objectclass": {"groupOfNames"}, "member": {"uid=bob,ou=People,dc=example"}}
 	if g == nil || fmt.Sprint(g.Attrs) != fmt.Sprint(want) {
 		t.Fatalf("snapshot groups %v; want one with attributes %v", gs, want)

@@ -3,7 +3,6 @@ package calc
 import (
 	"fmt"
 	"math/rand/v2"
-	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
@@ -54,17 +53,20 @@ func TestClosestIsOrderIndependent(t *testing.T) {
 	}
 }
 
+// randomWord is up to maxLen letters of alphabet: small alphabets make near misses and ties.
+func randomWord(r *rand.Rand, alphabet string, maxLen int) string {
+	b := make([]byte, r.IntN(maxLen+1))
+	for i := range b {
+		b[i] = alphabet[r.IntN(len(alphabet))]
+	}
+	return string(b)
+}
+
 // closest is the brute-force answer: the smallest distance within the limit, ties to the first
 // in byte order, the word itself (in any case) excluded.
 func TestClosestMatchesBruteForce(t *testing.T) {
 	r := rand.New(rand.NewPCG(5, 6))
-	word := func() string {
-		b := make([]byte, r.IntN(9))
-		for i := range b {
-			b[i] = "abcdA"[r.IntN(5)]
-		}
-		return string(b)
-	}
+	word := func() string { return randomWord(r, "abcdA", 8) }
 	var buf [3][]int
 	for range 2000 {
 		w := word()
@@ -117,13 +119,7 @@ func TestEditDistance(t *testing.T) {
 		return d[len(a)][len(b)]
 	}
 	r := rand.New(rand.NewPCG(3, 4))
-	word := func() string {
-		b := make([]byte, r.IntN(7))
-		for i := range b {
-			b[i] = "abc"[r.IntN(3)]
-		}
-		return string(b)
-	}
+	word := func() string { return randomWord(r, "abc", 6) }
 	var buf [3][]int
 	for range 3000 {
 		a, b := word(), word()
@@ -183,10 +179,7 @@ func TestUnknownUsernames(t *testing.T) {
 		fmt.Fprintf(&b, "username = ghost%03d\n", i)
 	}
 	files := map[string]string{"ldap-config/a/x.txt": b.String(), "ldap-config/a/y.txt": "username = malory\n"}
-	root := build(t, files)
-	var warns []validate.Warning
-	repo, err := Load(t.Context(), filepath.Join(root, "config.yaml"), defaults(Options{
-		OnWarning: func(w validate.Warning) { warns = append(warns, w) }}, root))
+	repo, warns, err := loadWarned(t, files, Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
