@@ -38,6 +38,13 @@
 // pastes them unescaped): a login that is not a GitHub login is reported and skipped, never
 // sent. Every write is logged at info level with the team, user and role it changes.
 //
+// What GitHub answers never decides how much is sent or read, nor where: every answer is
+// read up to Options.MaxResponseSize; REST list pages are asked for by number on the
+// configured host (a Link header is only a page count, and redirects are not followed), at
+// most as many at once as the host's read slots and at most as many as the org's member
+// count (read just before) fills; a GraphQL connection that says there are more items but
+// does not advance stops the read.
+//
 // OU keys: org, token (usually <%= ENV["GITHUB_TOKEN"] %>; GITHUB_TOKEN is the fallback when
 // it renders empty), base, addr (GitHub Enterprise Server API URL; GraphQL is then at
 // /api/graphql), graphql_url (override), ignore_not_found; github_org also features
@@ -105,6 +112,11 @@ type Options struct {
 	SecondaryWait time.Duration
 	// RequestTimeout bounds one attempt of one request. Default 60 s.
 	RequestTimeout time.Duration
+	// MaxResponseSize caps the body of one answer (REST or GraphQL, after decompression) in
+	// bytes. A larger answer fails its request with ErrResponseTooLarge instead of being
+	// read into memory. Default DefaultMaxResponseSize (32 MiB: a full GraphQL batch of 100
+	// teams of 100 members is under 2 MiB); negative: no cap.
+	MaxResponseSize int64
 	// MaxRequests is the run budget of requests sent (all hosts). Default 0: no limit.
 	MaxRequests int64
 	// MaxWait is the run budget of time spent waiting for rate limits and backoff (all
@@ -171,6 +183,9 @@ func (o Options) withDefaults() Options {
 	}
 	if o.MaxWait == 0 {
 		o.MaxWait = 15 * time.Minute
+	}
+	if o.MaxResponseSize == 0 {
+		o.MaxResponseSize = DefaultMaxResponseSize
 	}
 	if o.BaseURL == "" {
 		o.BaseURL = "https://api.github.com/"

@@ -341,7 +341,11 @@ func (rt *roundTripper) RoundTrip(req *http.Request) (*http.Response, error) {
 			continue
 		}
 		s.observe(resp, resource)
-		resp.Body = &cancelBody{ReadCloser: resp.Body, cancel: cancel}
+		body := resp.Body
+		if max := opt.MaxResponseSize; max > 0 {
+			body = &cappedBody{ReadCloser: body, left: max, err: &ResponseTooLargeError{Method: req.Method, Path: req.URL.Path, Limit: max}}
+		}
+		resp.Body = &cancelBody{ReadCloser: body, cancel: cancel}
 		return resp, nil
 	}
 }
@@ -439,4 +443,49 @@ func (b *cancelBody) Close() error {
 	err := b.ReadCloser.Close()
 	b.cancel()
 	return err
+}
+
+// DefaultMaxResponseSize is the default of Options.MaxResponseSize.
+const DefaultMaxResponseSize int64 = 32 << 20
+
+// ErrResponseTooLarge is wrapped by the error of a request whose answer is larger than
+// Options.MaxResponseSize.
+var ErrResponseTooLarge = errors.New("GitHub's answer is too large")
+
+// ResponseTooLargeError is an answer refused for its size; nothing past the limit is read.
+type ResponseTooLargeError struct {
+	Method, Path string
+	Limit        int64
+}
+
+func (e *ResponseTooLargeError) Error() string {
+	return fmt.Sprintf("the answer to %s %s is larger than %d bytes (Options.MaxResponseSize): refused", e.Method, e.Path, e.Limit)
+}
+
+// Is makes errors.Is(err, ErrResponseTooLarge) true.
+func (e *ResponseTooLargeError) Is(target error) bool { return target == ErrResponseTooLarge }
+
+// cappedBody reads at most left bytes of an answer, then fails with err if there is more:
+// a truncated document must never be decoded as if it were whole.
+type cappedBody struct {
+	io.ReadCloser
+	left int64
+	err  error
+}
+
+func (b *cappedBody) Read(p []byte) (int, error) {
+	if b.left <= 0 {
+		var one [1]byte
+		n, err := b.ReadCloser.Read(one[:])
+		if n > 0 {
+			return 0, b.err
+		}
+		return 0, err
+	}
+	if int64(len(p)) > b.left {
+		p = p[:b.left]
+	}
+	n, err := b.ReadCloser.Read(p)
+	b.left -= int64(n)
+	return n, err
 }

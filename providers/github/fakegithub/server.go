@@ -25,8 +25,10 @@
 package fakegithub
 
 import (
+	"bytes"
 	"encoding/json"
 	"fmt"
+	"io"
 	"maps"
 	"net"
 	"net/http"
@@ -531,6 +533,12 @@ func Slugify(name string) string {
 func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	p := normalizePath(r.URL.Path)
 	class, gql := routeClass(r.Method, p)
+	var body []byte
+	if r.Body != nil && r.Method != http.MethodGet {
+		// Kept for Fault.Match, and put back for the handler.
+		body, _ = io.ReadAll(r.Body)
+		r.Body = io.NopCloser(bytes.NewReader(body))
+	}
 	s.mu.Lock()
 	s.stats.Requests[class]++
 	if gql {
@@ -543,7 +551,7 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	}
 	lat := s.latency
 	hook := s.hook
-	f := s.matchFault(r.Method, p)
+	f := s.matchFault(r.Method, p, body)
 	s.mu.Unlock()
 	if f != nil && f.Latency > 0 {
 		lat += f.Latency
@@ -566,6 +574,10 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		s.mu.Unlock()
 		writeJSON(w, http.StatusUnauthorized, map[string]any{"message": "Requires authentication",
 			"documentation_url": "https://docs.github.com/rest"})
+		return
+	}
+	if f != nil && f.Kind == BogusLastPage {
+		s.bogusLastPage(w, r, f, p, gql)
 		return
 	}
 	if f != nil && f.Kind != Latency {
