@@ -61,10 +61,10 @@ type Fault struct {
 	// "/graphql"); "" matches any path. Match, when set, must occur in the request body (a
 	// part of a GraphQL document).
 	Method, Path, Match string
-	Kind         FaultKind
-	Status       int
-	Message      string
-	RetryAfter   time.Duration
+	Kind                FaultKind
+	Status              int
+	Message             string
+	RetryAfter          time.Duration
 	// Latency is added to the request (with any kind).
 	Latency time.Duration
 	// After processes the request first and then misbehaves: the write happens, its answer
