@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"math/rand/v2"
 	"net"
 	"net/http"
@@ -42,9 +43,13 @@ func (c *counters) snapshot() map[string]int64 {
 // countingTransport counts HTTP requests and NEW connections (httptrace: a connection that
 // was not reused). It sits under the SDK middleware, so it sees every attempt, including the
 // ones the middleware would hide.
+//
+// It also caps every answer's body at maxBody bytes (0: no cap), so that no answer is read
+// into memory whole whatever its size: the SDK reads bodies with io.ReadAll.
 type countingTransport struct {
-	next http.RoundTripper
-	c    *counters
+	next    http.RoundTripper
+	c       *counters
+	maxBody int64
 }
 
 func (t *countingTransport) RoundTrip(req *http.Request) (*http.Response, error) {
@@ -57,7 +62,54 @@ func (t *countingTransport) RoundTrip(req *http.Request) (*http.Response, error)
 			t.c.connections.Add(1)
 		}
 	}}
-	return t.next.RoundTrip(req.WithContext(httptrace.WithClientTrace(req.Context(), trace)))
+	resp, err := t.next.RoundTrip(req.WithContext(httptrace.WithClientTrace(req.Context(), trace)))
+	if err == nil && t.maxBody > 0 && resp.Body != nil {
+		resp.Body = &cappedBody{ReadCloser: resp.Body, left: t.maxBody,
+			err: &ResponseTooLargeError{Method: req.Method, Path: req.URL.Path, Limit: t.maxBody}}
+	}
+	return resp, err
+}
+
+// ErrResponseTooLarge is wrapped by the error of a request whose answer is larger than
+// Options.MaxResponseSize.
+var ErrResponseTooLarge = errors.New("Graph's answer is too large")
+
+// ResponseTooLargeError is an answer refused for its size; nothing past the limit is read.
+type ResponseTooLargeError struct {
+	Method, Path string
+	Limit        int64
+}
+
+func (e *ResponseTooLargeError) Error() string {
+	return fmt.Sprintf("the answer to %s %s is larger than %d bytes (Options.MaxResponseSize): refused", e.Method, e.Path, e.Limit)
+}
+
+// Is makes errors.Is(err, ErrResponseTooLarge) true.
+func (e *ResponseTooLargeError) Is(target error) bool { return target == ErrResponseTooLarge }
+
+// cappedBody reads at most left bytes of an answer, then fails with err if there is more:
+// a truncated document must never be decoded as if it were whole.
+type cappedBody struct {
+	io.ReadCloser
+	left int64
+	err  error
+}
+
+func (b *cappedBody) Read(p []byte) (int, error) {
+	if b.left <= 0 {
+		var one [1]byte
+		n, err := b.ReadCloser.Read(one[:])
+		if n > 0 {
+			return 0, b.err
+		}
+		return 0, err
+	}
+	if int64(len(p)) > b.left {
+		p = p[:b.left]
+	}
+	n, err := b.ReadCloser.Read(p)
+	b.left -= int64(n)
+	return n, err
 }
 
 // sentKey is the context key of a flag that the transport sets when a request reaches it:
@@ -355,6 +407,11 @@ func (g *graph) runChunk(ctx context.Context, pending []*item) {
 					d = g.backoff(attempts[pending[0]])
 				}
 				wait = d
+			case errors.Is(err, ErrResponseTooLarge):
+				// Asking again brings the same answer. A write was executed, its outcome
+				// is in the part that was not read.
+				failAll(pending, fmt.Errorf("$batch: %w", err), true)
+				return
 			case status == 0 && !mayHaveBeenSent(err):
 				// Failed before anything was sent (no token, a request that cannot be
 				// built): nothing to retry, nothing unseen.
@@ -517,16 +574,27 @@ func (g *graph) sendBatch(ctx context.Context, items []*item) (map[*item]batchRe
 	return out, nil
 }
 
-// nextPage returns the request for an @odata.nextLink, sent back exactly as given. The
-// batch builder makes URLs relative by cutting the adapter's base URL off the front, so a
-// link elsewhere cannot be batched (and would not get our token anyway).
+// nextPage returns the request for an @odata.nextLink, sent back exactly as given. A server
+// answer never chooses where a request goes: a link to another scheme, host or port, or
+// outside the base path (a ".." segment included), is refused. (The batch builder makes URLs
+// relative by cutting the adapter's base URL off the front, and the token provider refuses
+// other hosts too.) The link is quoted shortened: it is the server's text.
 func (g *graph) nextPage(link string) (*abstractions.RequestInformation, error) {
-	if !strings.HasPrefix(link, g.base+"/") {
-		return nil, fmt.Errorf("nextLink %q is outside the Graph base %s", link, g.base)
-	}
 	u, err := url.Parse(link)
 	if err != nil {
-		return nil, fmt.Errorf("invalid nextLink %q: %w", link, err)
+		return nil, fmt.Errorf("invalid nextLink %s: %w", excerpt(link), err)
+	}
+	b, err := url.Parse(g.base)
+	if err != nil {
+		return nil, err
+	}
+	bad := !strings.HasPrefix(link, g.base+"/") || u.User != nil || !strings.EqualFold(u.Scheme, b.Scheme) ||
+		!strings.EqualFold(u.Host, b.Host) || !strings.HasPrefix(u.Path, strings.TrimRight(b.Path, "/")+"/")
+	for seg := range strings.SplitSeq(u.Path, "/") {
+		bad = bad || seg == ".." || seg == "."
+	}
+	if bad {
+		return nil, fmt.Errorf("nextLink %s is outside the Graph base %s: refused", excerpt(link), g.base)
 	}
 	ri := abstractions.NewRequestInformation()
 	ri.Method = abstractions.GET
@@ -556,6 +624,12 @@ func readPaged[T any](ctx context.Context, g *graph, firsts []*abstractions.Requ
 	for i, ri := range firsts {
 		round[i] = active{idx: i, it: &item{ri: ri}}
 	}
+	// Per listing: the pages read and the links followed (Graph decides how many follow).
+	pages := make([]int, len(firsts))
+	links := make([]map[string]bool, len(firsts))
+	for i := range links {
+		links[i] = map[string]bool{}
+	}
 	for len(round) > 0 {
 		items := make([]*item, len(round))
 		for i, a := range round {
@@ -573,17 +647,34 @@ func readPaged[T any](ctx context.Context, g *graph, firsts []*abstractions.Requ
 			}
 			g.reg.counters.pages.Add(1)
 			out[a.idx] = append(out[a.idx], p.Value...)
-			if p.Next != "" {
-				ri, err := g.nextPage(p.Next)
-				if err != nil {
-					return nil, err
-				}
-				next = append(next, active{idx: a.idx, it: &item{ri: ri}})
+			pages[a.idx]++
+			if p.Next == "" {
+				continue
 			}
+			switch {
+			case g.reg.opt.MaxPages > 0 && pages[a.idx] >= g.reg.opt.MaxPages:
+				return nil, fmt.Errorf("reading %s: Graph still has a next page after %d pages (Options.MaxPages): refused", a.it, pages[a.idx])
+			case links[a.idx][p.Next]:
+				return nil, fmt.Errorf("reading %s: Graph gave the same nextLink twice (a loop): refused", a.it)
+			}
+			links[a.idx][p.Next] = true
+			ri, err := g.nextPage(p.Next)
+			if err != nil {
+				return nil, fmt.Errorf("reading %s: %w", a.it, err)
+			}
+			next = append(next, active{idx: a.idx, it: &item{ri: ri}})
 		}
 		round = next
 	}
 	return out, nil
+}
+
+// excerpt quotes text from a server in a message, shortened.
+func excerpt(s string) string {
+	if len(s) > 200 {
+		s = s[:200] + "..."
+	}
+	return strconv.Quote(s)
 }
 
 // send runs one request outside a batch (group creation) with the Registry's slot held. No

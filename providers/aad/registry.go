@@ -49,7 +49,7 @@ func NewRegistry(opt Options) *Registry {
 		r.transport = pooledTransport(opt.PoolSize)
 		base = r.transport
 	}
-	r.parent = &countingTransport{next: base, c: &r.counters}
+	r.parent = &countingTransport{next: base, c: &r.counters, maxBody: opt.MaxResponseSize}
 	return r
 }
 
