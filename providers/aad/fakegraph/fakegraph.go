@@ -171,9 +171,9 @@ type Server struct {
 	faults  []*Fault
 	// nextBase replaces the base of nextLinks (SetNextLinkBase).
 	nextBase string
-	rng     *rand.Rand
-	nextID  uint64
-	log     []string
+	rng      *rand.Rand
+	nextID   uint64
+	log      []string
 
 	requests, batches, subRequests, memberPages   atomic.Int64
 	throttled, faultsHit, newConns, unauthorized  atomic.Int64
