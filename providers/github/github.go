@@ -77,6 +77,7 @@ import (
 
 	"github.com/entitlements-go/entitlements/cache"
 	"github.com/entitlements-go/entitlements/config"
+	"github.com/entitlements-go/entitlements/internal/redact"
 	"github.com/entitlements-go/entitlements/providers"
 )
 
@@ -231,6 +232,8 @@ func sleepCtx(ctx context.Context, d time.Duration) error {
 type Registry struct {
 	opt    Options
 	budget budget
+	// secrets are the tokens of the registry's OUs, masked in every error and log line.
+	secrets redact.Set
 
 	mu    sync.Mutex
 	hosts map[string]*host
@@ -246,8 +249,10 @@ type Registry struct {
 // NewRegistry returns an empty registry.
 func NewRegistry(opt Options) *Registry {
 	opt = opt.withDefaults()
-	return &Registry{opt: opt, budget: budget{maxRequests: opt.MaxRequests, maxWait: opt.MaxWait},
+	r := &Registry{opt: opt, budget: budget{maxRequests: opt.MaxRequests, maxWait: opt.MaxWait},
 		hosts: map[string]*host{}, pools: map[string]*pool{}}
+	r.opt.Logger = slog.New(r.secrets.Handler(opt.Logger.Handler()))
+	return r
 }
 
 // Close closes the idle connections of the registry's transports.
@@ -584,6 +589,7 @@ func (r *Registry) Provider(ou *config.OU) (providers.Provider, error) {
 	if err != nil {
 		return nil, err
 	}
+	r.secrets.Add(s.token)
 	h, err := r.hostFor(s.addr, s.graphqlURL)
 	if err != nil {
 		return nil, fmt.Errorf("OU %s: %w", ou.Key, err)
