@@ -7,8 +7,10 @@ package redact
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"log/slog"
+	"net/url"
 	"slices"
 	"strings"
 	"sync"
@@ -28,14 +30,21 @@ type Set struct {
 	vals []string // longest first, so that a credential containing another is masked whole
 }
 
-// Add registers credentials (values shorter than MinLen are ignored).
+// Add registers credentials (values shorter than MinLen are ignored), each also in the forms
+// an echo may quote it in: URL-encoded (a form body or a query) and JSON-escaped.
 func (s *Set) Add(vals ...string) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	for _, v := range vals {
 		v = strings.TrimSpace(v)
-		if len(v) >= MinLen && !slices.Contains(s.vals, v) {
-			s.vals = append(s.vals, v)
+		if len(v) < MinLen {
+			continue
+		}
+		j, _ := json.Marshal(v)
+		for _, f := range []string{v, url.QueryEscape(v), url.PathEscape(v), string(j[1 : len(j)-1])} {
+			if !slices.Contains(s.vals, f) {
+				s.vals = append(s.vals, f)
+			}
 		}
 	}
 	slices.SortFunc(s.vals, func(a, b string) int { return len(b) - len(a) })

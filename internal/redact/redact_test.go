@@ -23,6 +23,12 @@ func TestSet(t *testing.T) {
 			t.Errorf("String(%q) = %q, want %q", tc.in, got, tc.want)
 		}
 	}
+	s.Add(`a+b/c=d&"e"<f>`)
+	for _, in := range []string{`a+b/c=d&"e"<f>`, "a%2Bb%2Fc%3Dd%26%22e%22%3Cf%3E", "a+b%2Fc=d&%22e%22%3Cf%3E", `a+b/c=d\u0026\"e\"\u003cf\u003e`} {
+		if got := s.String("x " + in + " y"); got != "x "+Mask+" y" {
+			t.Errorf("String(%q) = %q: an encoded form is not masked", in, got)
+		}
+	}
 	var nilSet *Set
 	if nilSet.String("pass-word") != "pass-word" {
 		t.Error("a nil Set masks")

@@ -25,6 +25,8 @@ import (
 	msgraph "github.com/microsoftgraph/msgraph-sdk-go"
 	msgraphcore "github.com/microsoftgraph/msgraph-sdk-go-core"
 	"github.com/microsoftgraph/msgraph-sdk-go/models/odataerrors"
+
+	"github.com/entitlements-go/entitlements/internal/redact"
 )
 
 // counters are the Registry's request counters (atomic: batches run concurrently).
@@ -147,6 +149,8 @@ type tokenProvider struct {
 	scope string
 	host  string // host[:port] of the Graph base URL
 	hosts absauth.AllowedHostsValidator
+	// secrets (the Registry's) learns every token handed out, to mask it in messages.
+	secrets *redact.Set
 }
 
 func (p *tokenProvider) GetAuthorizationToken(ctx context.Context, u *url.URL, _ map[string]interface{}) (string, error) {
@@ -158,8 +162,9 @@ func (p *tokenProvider) GetAuthorizationToken(ctx context.Context, u *url.URL, _
 	}
 	tok, err := p.cred.GetToken(ctx, policy.TokenRequestOptions{Scopes: []string{p.scope}})
 	if err != nil {
-		return "", fmt.Errorf("getting a Graph token: %w", err)
+		return "", p.secrets.Error(fmt.Errorf("getting a Graph token: %w", err))
 	}
+	p.secrets.Add(tok.Token)
 	return tok.Token, nil
 }
 
@@ -198,7 +203,7 @@ func newGraph(reg *Registry, base string, cred azcore.TokenCredential) (*graph, 
 		return nil, fmt.Errorf("invalid graph_url %q", base)
 	}
 	tp := &tokenProvider{cred: cred, scope: u.Scheme + "://" + u.Host + "/.default", host: u.Host,
-		hosts: absauth.NewAllowedHostsValidator([]string{u.Hostname()})}
+		hosts: absauth.NewAllowedHostsValidator([]string{u.Hostname()}), secrets: &reg.secrets}
 	auth := absauth.NewBaseBearerTokenAuthenticationProvider(tp)
 	opts := msgraph.GetDefaultClientOptions()
 	var mw []khttp.Middleware
