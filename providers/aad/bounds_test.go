@@ -2,6 +2,7 @@ package aad
 
 import (
 	"errors"
+	"net/http"
 	"strings"
 	"testing"
 
@@ -79,5 +80,18 @@ func TestOversizeGraphAnswerRefused(t *testing.T) {
 	}
 	if r := reg.Counters()["requests"]; r != 1 {
 		t.Errorf("%d requests: an oversize answer is not asked for again", r)
+	}
+}
+
+// The identity platform's answers are capped too: an endless token answer fails the plan.
+func TestOversizeTokenAnswerRefused(t *testing.T) {
+	e := newEnv(t, fakegraph.Options{}, "tenant_id: contoso-tenant\nclient_id: 0f0e0d0c-aaaa-bbbb-cccc-000000000001\nclient_secret: a-client-secret", 2)
+	e.group("g", []string{"u000"})
+	reg := NewRegistry(Options{Sleep: e.sleep.Sleep, MaxAttempts: 1, MaxResponseSize: 1 << 20,
+		HTTPClient: &http.Client{Transport: echoLogin{endless: true}}})
+	defer reg.Close()
+	_, tp, _ := e.plan(reg, false)
+	if tp.Err == nil || !strings.Contains(tp.Err.Error(), "is larger than 1048576 bytes (Options.MaxResponseSize)") {
+		t.Fatalf("plan error %v, want the token answer refused", tp.Err)
 	}
 }

@@ -44,14 +44,10 @@ func (c *counters) snapshot() map[string]int64 {
 
 // countingTransport counts HTTP requests and NEW connections (httptrace: a connection that
 // was not reused). It sits under the SDK middleware, so it sees every attempt, including the
-// ones the middleware would hide.
-//
-// It also caps every answer's body at maxBody bytes (0: no cap), so that no answer is read
-// into memory whole whatever its size: the SDK reads bodies with io.ReadAll.
+// ones the middleware would hide. Its next transport caps the answers (cappingTransport).
 type countingTransport struct {
-	next    http.RoundTripper
-	c       *counters
-	maxBody int64
+	next http.RoundTripper
+	c    *counters
 }
 
 func (t *countingTransport) RoundTrip(req *http.Request) (*http.Response, error) {
@@ -64,10 +60,22 @@ func (t *countingTransport) RoundTrip(req *http.Request) (*http.Response, error)
 			t.c.connections.Add(1)
 		}
 	}}
-	resp, err := t.next.RoundTrip(req.WithContext(httptrace.WithClientTrace(req.Context(), trace)))
-	if err == nil && t.maxBody > 0 && resp.Body != nil {
-		resp.Body = &cappedBody{ReadCloser: resp.Body, left: t.maxBody,
-			err: &ResponseTooLargeError{Method: req.Method, Path: req.URL.Path, Limit: t.maxBody}}
+	return t.next.RoundTrip(req.WithContext(httptrace.WithClientTrace(req.Context(), trace)))
+}
+
+// cappingTransport caps every answer's body at max bytes (0: no cap), so that no answer,
+// Graph's or the identity platform's, is read into memory whole whatever its size: the SDKs
+// read bodies with io.ReadAll.
+type cappingTransport struct {
+	next http.RoundTripper
+	max  int64
+}
+
+func (t cappingTransport) RoundTrip(req *http.Request) (*http.Response, error) {
+	resp, err := t.next.RoundTrip(req)
+	if err == nil && t.max > 0 && resp.Body != nil {
+		resp.Body = &cappedBody{ReadCloser: resp.Body, left: t.max,
+			err: &ResponseTooLargeError{Method: req.Method, Path: req.URL.Path, Limit: t.max}}
 	}
 	return resp, err
 }

@@ -25,6 +25,7 @@ type Registry struct {
 	opt       Options
 	transport *http.Transport // nil when Options.HTTPClient supplies a transport
 	parent    http.RoundTripper
+	capped    http.RoundTripper // the base transport with answers capped (token requests use it)
 	timeout   time.Duration
 	sem       chan struct{}
 	counters  counters
@@ -55,7 +56,8 @@ func NewRegistry(opt Options) *Registry {
 		r.transport = pooledTransport(opt.PoolSize)
 		base = r.transport
 	}
-	r.parent = &countingTransport{next: base, c: &r.counters, maxBody: opt.MaxResponseSize}
+	r.capped = cappingTransport{next: base, max: opt.MaxResponseSize}
+	r.parent = &countingTransport{next: r.capped, c: &r.counters}
 	return r
 }
 
@@ -177,12 +179,15 @@ func (r *Registry) provider(ou *config.OU) (*Provider, error) {
 		}
 		r.secrets.Add(secret)
 		copt := &azidentity.ClientSecretCredentialOptions{}
-		// Token requests share the keep-alive transport too (uncounted: they are not Graph).
-		if r.transport != nil {
-			copt.ClientOptions.Transport = &http.Client{Transport: r.transport, Timeout: r.timeout}
-		} else {
-			copt.ClientOptions.Transport = r.opt.HTTPClient
+		// Token requests share the keep-alive transport too (uncounted: they are not Graph),
+		// with their answers capped like Graph's.
+		hc := &http.Client{Transport: r.capped, Timeout: r.timeout}
+		if r.transport == nil {
+			c := *r.opt.HTTPClient
+			c.Transport = r.capped
+			hc = &c
 		}
+		copt.ClientOptions.Transport = hc
 		c, err := azidentity.NewClientSecretCredential(tenant, client, secret, copt)
 		if err != nil {
 			return nil, r.secrets.Error(fmt.Errorf("OU %s: Azure AD credentials: %w", ou.Key, err))

@@ -26,10 +26,18 @@ const (
 // echoLogin is a transport that plays the Microsoft identity platform (instance and tenant
 // discovery succeed) and refuses the token request with an error that quotes the request
 // body, the client secret included, as a misbehaving proxy may. Graph requests get the same
-// echo.
-type echoLogin struct{}
+// echo. With endless, the token request's answer never ends instead.
+type echoLogin struct{ endless bool }
 
-func (echoLogin) RoundTrip(r *http.Request) (*http.Response, error) {
+// zeros is an endless body.
+type zeros struct{}
+
+func (zeros) Read(p []byte) (int, error) {
+	clear(p)
+	return len(p), nil
+}
+
+func (l echoLogin) RoundTrip(r *http.Request) (*http.Response, error) {
 	var body []byte
 	if r.Body != nil {
 		body, _ = io.ReadAll(r.Body)
@@ -47,6 +55,11 @@ func (echoLogin) RoundTrip(r *http.Request) (*http.Response, error) {
 	case strings.HasSuffix(r.URL.Path, "/openid-configuration"):
 		return answer(200, `{"token_endpoint":"`+login+`/oauth2/v2.0/token","authorization_endpoint":"`+login+
 			`/oauth2/v2.0/authorize","issuer":"`+login+`/v2.0"}`)
+	}
+	if l.endless {
+		resp, _ := answer(200, "")
+		resp.Body = io.NopCloser(io.MultiReader(strings.NewReader(`{"access_token": "`), zeros{}))
+		return resp, nil
 	}
 	return answer(401, fmt.Sprintf(`{"error":"invalid_client","error_description":"echo: %s %q %s"}`,
 		r.Header.Get("Authorization"), body, r.URL))
