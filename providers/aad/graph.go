@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 	"math/rand/v2"
 	"net"
 	"net/http"
@@ -26,6 +25,7 @@ import (
 	msgraphcore "github.com/microsoftgraph/msgraph-sdk-go-core"
 	"github.com/microsoftgraph/msgraph-sdk-go/models/odataerrors"
 
+	"github.com/entitlements-go/entitlements/internal/capped"
 	"github.com/entitlements-go/entitlements/internal/redact"
 )
 
@@ -73,9 +73,8 @@ type cappingTransport struct {
 
 func (t cappingTransport) RoundTrip(req *http.Request) (*http.Response, error) {
 	resp, err := t.next.RoundTrip(req)
-	if err == nil && t.max > 0 && resp.Body != nil {
-		resp.Body = &cappedBody{ReadCloser: resp.Body, left: t.max,
-			err: &ResponseTooLargeError{Method: req.Method, Path: req.URL.Path, Limit: t.max}}
+	if err == nil && resp.Body != nil {
+		resp.Body = capped.Body(resp.Body, t.max, &ResponseTooLargeError{Method: req.Method, Path: req.URL.Path, Limit: t.max})
 	}
 	return resp, err
 }
@@ -96,31 +95,6 @@ func (e *ResponseTooLargeError) Error() string {
 
 // Is makes errors.Is(err, ErrResponseTooLarge) true.
 func (e *ResponseTooLargeError) Is(target error) bool { return target == ErrResponseTooLarge }
-
-// cappedBody reads at most left bytes of an answer, then fails with err if there is more:
-// a truncated document must never be decoded as if it were whole.
-type cappedBody struct {
-	io.ReadCloser
-	left int64
-	err  error
-}
-
-func (b *cappedBody) Read(p []byte) (int, error) {
-	if b.left <= 0 {
-		var one [1]byte
-		n, err := b.ReadCloser.Read(one[:])
-		if n > 0 {
-			return 0, b.err
-		}
-		return 0, err
-	}
-	if int64(len(p)) > b.left {
-		p = p[:b.left]
-	}
-	n, err := b.ReadCloser.Read(p)
-	b.left -= int64(n)
-	return n, err
-}
 
 // sentKey is the context key of a flag that the transport sets when a request reaches it:
 // from then on Graph may have received the request, whatever error follows.

@@ -15,6 +15,8 @@ import (
 	"sync"
 	"sync/atomic"
 	"time"
+
+	"github.com/entitlements-go/entitlements/internal/capped"
 )
 
 // counters are kept per host and per target.
@@ -341,10 +343,8 @@ func (rt *roundTripper) RoundTrip(req *http.Request) (*http.Response, error) {
 			continue
 		}
 		s.observe(resp, resource)
-		body := resp.Body
-		if max := opt.MaxResponseSize; max > 0 {
-			body = &cappedBody{ReadCloser: body, left: max, err: &ResponseTooLargeError{Method: req.Method, Path: req.URL.Path, Limit: max}}
-		}
+		body := capped.Body(resp.Body, opt.MaxResponseSize,
+			&ResponseTooLargeError{Method: req.Method, Path: req.URL.Path, Limit: opt.MaxResponseSize})
 		resp.Body = &cancelBody{ReadCloser: body, cancel: cancel}
 		return resp, nil
 	}
@@ -464,28 +464,3 @@ func (e *ResponseTooLargeError) Error() string {
 
 // Is makes errors.Is(err, ErrResponseTooLarge) true.
 func (e *ResponseTooLargeError) Is(target error) bool { return target == ErrResponseTooLarge }
-
-// cappedBody reads at most left bytes of an answer, then fails with err if there is more:
-// a truncated document must never be decoded as if it were whole.
-type cappedBody struct {
-	io.ReadCloser
-	left int64
-	err  error
-}
-
-func (b *cappedBody) Read(p []byte) (int, error) {
-	if b.left <= 0 {
-		var one [1]byte
-		n, err := b.ReadCloser.Read(one[:])
-		if n > 0 {
-			return 0, b.err
-		}
-		return 0, err
-	}
-	if int64(len(p)) > b.left {
-		p = p[:b.left]
-	}
-	n, err := b.ReadCloser.Read(p)
-	b.left -= int64(n)
-	return n, err
-}
