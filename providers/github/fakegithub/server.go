@@ -2,7 +2,9 @@
 // REST and GraphQL shapes the GitHub provider uses, keeps state (so apply-then-plan is a
 // no-op), counts what it is sent (requests per route, GraphQL aliases, new connections) and
 // can be told to misbehave (latency, 5xx, 429 with Retry-After, primary and secondary rate
-// limits, connection resets, requests that never get an answer).
+// limits, connection resets, requests that never get an answer, Link headers announcing
+// pages that do not exist or pointing at another host, answers too large to read, canned
+// answers).
 //
 // The real go-github client talks to it: REST is served both at the root (for a client whose
 // BaseURL is URL()+"/") and under /api/v3 (for GitHub Enterprise-style URLs, APIURL()), and
