@@ -23,6 +23,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"slices"
 	"strings"
 
 	"github.com/entitlements-go/entitlements/calc"
@@ -79,7 +80,8 @@ type Run struct {
 	// are, or the next run would trust a state that was never reached.
 	Unapplied map[string]bool
 	// ProviderErr is set when a provider failed (a target could not be planned, or a change
-	// failed or may have failed). The sync commit is then skipped.
+	// failed or may have failed) or a managed OU is no target of the plan. The sync commit is
+	// then skipped.
 	ProviderErr error
 }
 
@@ -96,6 +98,23 @@ func NewRun(res *calc.Result, plan *deploy.Plan, rep *deploy.Report) *Run {
 	var errs []error
 	if err := plan.Err(); err != nil {
 		errs = append(errs, err)
+	}
+	// A group of a managed OU that is no target of the plan was not applied: recording its
+	// desired state would tell the next predictive plan that it was. It counts as a failed
+	// target, so the sync commit (the only one that writes files of groups without an
+	// action) is skipped, and it has no action the valid commit could record.
+	planned := map[string]bool{}
+	for _, t := range plan.Targets {
+		planned[t.OU] = true
+	}
+	var missing []string
+	for _, g := range res.Groups {
+		if g.DN != "" && g.Type != "dummy" && !planned[g.OU] && !slices.Contains(missing, g.OU) {
+			missing = append(missing, g.OU)
+		}
+	}
+	for _, ou := range missing {
+		errs = append(errs, fmt.Errorf("%s: not in the plan: nothing was applied to it", ou))
 	}
 	ok := map[*providers.Change]bool{}
 	seen := map[*providers.Change]bool{}

@@ -548,12 +548,17 @@ func (l *loader) groups(g, backends *yaml11.Node) {
 // rewrite what the other wrote, and the config would flap forever.
 func (l *loader) overlaps() {
 	ous := l.cfg.OUs
+	teams := map[string]map[string]string{} // OU key → team slug → file (teamFiles)
 	for j, b := range ous {
 		for _, a := range ous[:j] {
 			if a.Type != b.Type {
 				continue
 			}
-			if why := overlap(a, b); why != "" {
+			why := overlap(a, b)
+			if why == "" && a.Type == "github_team" && sameOrg(a, b) {
+				why = l.sharedTeams(a, b, teams)
+			}
+			if why != "" {
 				l.errf(b.Line, "groups %q and %q overlap: %s; each run would undo the other's changes", a.Key, b.Key, why)
 			}
 		}
@@ -599,11 +604,12 @@ func overlap(a, b *OU) string {
 			return fmt.Sprintf("both manage the person attribute %s", y)
 		}
 	case "github_team":
-		x, _ := settingText(a, "org")
-		y, _ := settingText(b, "org")
-		if x != "" && strings.EqualFold(x, y) && sameServer(a, b, "addr", "https://api.github.com") &&
-			(settingTrue(a, "delete_teams") || settingTrue(b, "delete_teams")) {
-			return fmt.Sprintf("both manage the teams of GitHub org %s and delete_teams makes one of them delete every team without a file of its own", y)
+		if sameOrg(a, b) && (settingTrue(a, "delete_teams") || settingTrue(b, "delete_teams")) {
+			return fmt.Sprintf("both manage the teams of GitHub org %s and delete_teams makes one of them delete every team without a file of its own", plain(setting(b, "org")))
+		}
+	case "github_org":
+		if sameOrg(a, b) {
+			return fmt.Sprintf("both manage the members of GitHub org %s and their roles", plain(setting(b, "org")))
 		}
 	case "aad":
 		if !settingTrue(a, "delete_groups") && !settingTrue(b, "delete_groups") || !sameServer(a, b, "tenant_id", "") {
@@ -616,6 +622,82 @@ func overlap(a, b *OU) string {
 		}
 	}
 	return ""
+}
+
+// sameOrg reports whether two GitHub OUs name one org (GitHub logins are case-insensitive) on
+// one API host.
+func sameOrg(a, b *OU) bool {
+	x, _ := settingText(a, "org")
+	y, _ := settingText(b, "org")
+	return x != "" && strings.EqualFold(x, y) && sameServer(a, b, "addr", "https://api.github.com")
+}
+
+// sharedTeams describes the teams that two github_team OUs of one org both have a file for
+// ("" when none): each run of one would set the team to its own file's members.
+func (l *loader) sharedTeams(a, b *OU, memo map[string]map[string]string) string {
+	ta, tb := l.teamFiles(a, memo), l.teamFiles(b, memo)
+	var both []string
+	for slug := range ta {
+		if _, ok := tb[slug]; ok {
+			both = append(both, slug)
+		}
+	}
+	if len(both) == 0 {
+		return ""
+	}
+	slices.Sort(both)
+	org := plain(setting(b, "org"))
+	if len(both) == 1 {
+		return fmt.Sprintf("both manage the team %s of GitHub org %s (%s, %s)", both[0], org, ta[both[0]], tb[both[0]])
+	}
+	more := ""
+	if len(both) > 5 {
+		more = fmt.Sprintf(" and %d more", len(both)-5)
+		both = both[:5]
+	}
+	return fmt.Sprintf("both manage the teams %s%s of GitHub org %s", strings.Join(both, ", "), more, org)
+}
+
+// teamFiles maps the team slugs of a github_team OU (one team per group file: the file's cn
+// in lower case, as GitHub slugs it) to the file's path as messages show it.
+// It follows the enumeration rules of the calculation (spec 3.2): dotfiles, directories,
+// README.md and PR_TEMPLATE.md are no groups, nor are names the calculation refuses (that is
+// its own error).
+func (l *loader) teamFiles(ou *OU, memo map[string]map[string]string) map[string]string {
+	if m, ok := memo[ou.Key]; ok {
+		return m
+	}
+	m := map[string]string{}
+	memo[ou.Key] = m
+	ents, err := l.fsys.ReadDir(ou.Dir)
+	if err != nil {
+		return m // reported by the calculation ("Non-existing directory")
+	}
+	for _, e := range ents {
+		name := e.Name()
+		if strings.HasPrefix(name, ".") || e.IsDir() || name == "README.md" || name == "PR_TEMPLATE.md" {
+			continue
+		}
+		cn, ext, ok := strings.Cut(name, ".")
+		if !ok || strings.Contains(ext, ".") || (ext != "txt" && ext != "yaml" && ext != "rb") || !teamName(cn) {
+			continue
+		}
+		m[strings.ToLower(cn)] = filepath.ToSlash(l.cfg.Rel(filepath.Join(ou.Dir, name)))
+	}
+	return m
+}
+
+// teamName reports whether cn is a group name the calculation accepts ([A-Za-z0-9_-]+).
+func teamName(cn string) bool {
+	if cn == "" {
+		return false
+	}
+	for _, r := range cn {
+		if !(r == '_' || r == '-' || 'a' <= r && r <= 'z' || 'A' <= r && r <= 'Z' || '0' <= r && r <= '9') {
+			return false
+		}
+	}
+	return true
 }
 
 // mergeMaps returns preset ∪ entry where entry wins; drop names a key removed from the result.

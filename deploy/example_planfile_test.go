@@ -45,7 +45,9 @@ func ExampleSavedPlan() {
 		panic(err)
 	}
 	fresh, _ := deploy.Build(ctx, res, repo.Config(), opt)
-	fresh.Restrict(saved, deploy.InputsOf(repo))
+	if err := fresh.Restrict(saved, deploy.InputsOf(repo)); err != nil {
+		panic(err) // not the config's targets: nothing of it may be applied
+	}
 	rep, err := deploy.Apply(ctx, fresh, deploy.ApplyOptions{})
 	for _, t := range rep.Targets {
 		if t.Err != nil {

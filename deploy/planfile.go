@@ -137,11 +137,90 @@ var ErrDrift = errors.New("plan drift")
 // Is makes errors.Is(err, ErrDrift) true for a DriftError.
 func (e *DriftError) Is(target error) bool { return target == ErrDrift }
 
+// TargetsError refuses a saved plan whose targets are not exactly those of the config: a
+// target missing from the file, one the config does not have, one listed twice or with
+// another backend type. Such a file is not the plan a reviewer saw of this config (it was
+// edited, or made from another config), so none of it is applied. It matches ErrDrift.
+type TargetsError struct {
+	// Missing are targets of the config that the plan file lacks; Extra targets of the plan
+	// file that the config does not have; Twice targets listed more than once; Retyped
+	// "ou: saved type -> config type" for a target whose backend type differs.
+	Missing, Extra, Twice, Retyped []string
+}
+
+func (e *TargetsError) Error() string {
+	var parts []string
+	if len(e.Missing) > 0 {
+		parts = append(parts, "missing from the plan file: "+strings.Join(e.Missing, ", "))
+	}
+	if len(e.Extra) > 0 {
+		parts = append(parts, "not in the config: "+strings.Join(e.Extra, ", "))
+	}
+	if len(e.Twice) > 0 {
+		parts = append(parts, "twice in the plan file: "+strings.Join(e.Twice, ", "))
+	}
+	parts = append(parts, e.Retyped...)
+	return "refused: the plan file's targets are not the config's (" + strings.Join(parts, "; ") +
+		"); nothing was applied (run plan again and review the whole plan)"
+}
+
+// Is makes errors.Is(err, ErrDrift) true for a TargetsError.
+func (e *TargetsError) Is(target error) bool { return target == ErrDrift }
+
+// checkTargets compares the targets of a saved plan with those of a fresh one (every OU of
+// the config that is not dummy, in config order).
+func checkTargets(saved *SavedPlan, fresh *Plan) *TargetsError {
+	e := &TargetsError{}
+	have := map[string]string{}
+	for _, t := range fresh.Targets {
+		have[t.OU] = t.Type
+	}
+	seen := map[string]bool{}
+	for _, st := range saved.Targets {
+		typ, ok := have[st.OU]
+		switch {
+		case seen[st.OU]:
+			if !slices.Contains(e.Twice, st.OU) {
+				e.Twice = append(e.Twice, st.OU)
+			}
+		case !ok:
+			e.Extra = append(e.Extra, st.OU)
+		case st.Type != typ:
+			e.Retyped = append(e.Retyped, fmt.Sprintf("%s is %s in the plan file but %s in the config", st.OU, st.Type, typ))
+		}
+		seen[st.OU] = true
+	}
+	for _, t := range fresh.Targets {
+		if !seen[t.OU] {
+			e.Missing = append(e.Missing, t.OU)
+		}
+	}
+	if len(e.Missing)+len(e.Extra)+len(e.Twice)+len(e.Retyped) == 0 {
+		return nil
+	}
+	for _, l := range [][]string{e.Missing, e.Extra, e.Twice} {
+		slices.Sort(l)
+	}
+	return e
+}
+
 // Restrict limits fresh, a plan just built from the current inputs and states, to the
 // changes of saved: every target of fresh whose inputs, state fingerprint or changes differ
-// from the saved plan gets a DriftError and is not applied; targets the saved plan does not
-// have are dropped. What Apply then writes is exactly what was reviewed.
-func (fresh *Plan) Restrict(saved *SavedPlan, current Inputs) {
+// from the saved plan gets a DriftError and is not applied. What Apply then writes is exactly
+// what was reviewed.
+//
+// The saved plan must have exactly the targets of fresh (the config's): otherwise Restrict
+// returns a *TargetsError and gives every target of fresh that error, so that nothing is
+// applied even by a caller that ignores the result. Dropping the targets a file lacks would
+// apply an edited plan as if it had been reviewed whole, and leave those targets' access as
+// it is while the audit log and the next predictive plan took the config for applied.
+func (fresh *Plan) Restrict(saved *SavedPlan, current Inputs) error {
+	if te := checkTargets(saved, fresh); te != nil {
+		for _, t := range fresh.Targets {
+			t.Err = te
+		}
+		return te
+	}
 	inputs := ""
 	switch {
 	case saved.Inputs.Config != current.Config:
@@ -153,13 +232,8 @@ func (fresh *Plan) Restrict(saved *SavedPlan, current Inputs) {
 	for i := range saved.Targets {
 		byOU[saved.Targets[i].OU] = &saved.Targets[i]
 	}
-	kept := fresh.Targets[:0]
 	for _, t := range fresh.Targets {
 		st := byOU[t.OU]
-		if st == nil {
-			continue
-		}
-		kept = append(kept, t)
 		reason := inputs
 		switch {
 		case reason != "":
@@ -177,7 +251,7 @@ func (fresh *Plan) Restrict(saved *SavedPlan, current Inputs) {
 			t.Err = &DriftError{OU: t.OU, Reason: reason}
 		}
 	}
-	fresh.Targets = kept
+	return nil
 }
 
 func short(s string) string {

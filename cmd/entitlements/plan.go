@@ -105,7 +105,12 @@ func planOrApplyExt(ctx context.Context, mode string, args []string, stdout, std
 		return exitError
 	}
 	if saved != nil {
-		plan.Restrict(saved, deploy.InputsOf(repo))
+		if err := plan.Restrict(saved, deploy.InputsOf(repo)); err != nil {
+			// Not the plan that was reviewed: nothing of it is applied, and the auditors
+			// are never set up (they would record targets that were not applied).
+			fmt.Fprintf(stderr, "entitlements %s: %s: %v\n", mode, rf.planFile, err)
+			return exitError
+		}
 	}
 	if err := writePlan(stdout, pf.format, plan); err != nil {
 		fmt.Fprintf(stderr, "entitlements %s: writing output: %v\n", mode, err)

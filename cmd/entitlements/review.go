@@ -2,6 +2,7 @@ package main
 
 import (
 	"bufio"
+	"bytes"
 	"context"
 	"flag"
 	"fmt"
@@ -11,6 +12,7 @@ import (
 
 	"github.com/entitlements-go/entitlements/calc"
 	"github.com/entitlements-go/entitlements/deploy"
+	"github.com/entitlements-go/entitlements/internal/safefile"
 	"github.com/entitlements-go/entitlements/review"
 	"github.com/entitlements-go/entitlements/review/gitfs"
 	"golang.org/x/term"
@@ -63,12 +65,12 @@ func (rf *reviewFlags) readSaved() (*deploy.SavedPlan, error) {
 	if rf.planFile == "" {
 		return nil, nil
 	}
-	f, err := os.Open(rf.planFile)
+	// Read like every other input: a FIFO would block the run, a huge file exhaust memory.
+	data, err := safefile.Read(rf.planFile, safefile.Options{})
 	if err != nil {
 		return nil, err
 	}
-	defer f.Close()
-	return deploy.ReadPlan(f)
+	return deploy.ReadPlan(bytes.NewReader(data))
 }
 
 // writeSaved writes plan's saved form to --out.

@@ -70,7 +70,16 @@ func (w *write) String() string {
 // of the target becomes one $batch item, so W writes cost ceil(W/20) batches. Each Change gets
 // one Outcome: Unknown if any of its writes has an outcome that could not be established,
 // else Failed if any failed, else Applied if any was done, else Skipped or AlreadyInState.
-func (p *Provider) Apply(ctx context.Context, _ *providers.Target, changes []*providers.Change) []providers.Outcome {
+// The credentials of the Registry are masked in the outcomes' errors.
+func (p *Provider) Apply(ctx context.Context, t *providers.Target, changes []*providers.Change) []providers.Outcome {
+	out := p.apply(ctx, t, changes)
+	for i := range out {
+		out[i].Err = p.reg.secrets.Error(out[i].Err)
+	}
+	return out
+}
+
+func (p *Provider) apply(ctx context.Context, _ *providers.Target, changes []*providers.Change) []providers.Outcome {
 	p.mu.Lock()
 	rs := p.state
 	p.mu.Unlock()

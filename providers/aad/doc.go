@@ -43,7 +43,10 @@
 //
 // Reads go through JSON $batch (20 sub-requests): group lookups by mailNickname use `in`
 // filters of 15 names (300 groups per batch); member lists use $top=999 and $select=id,
-// userPrincipalName, and follow @odata.nextLink exactly as given, in rounds. Members that a
+// userPrincipalName, and follow @odata.nextLink exactly as given, in rounds, but only on the
+// configured Graph base (scheme, host, port and path: a link elsewhere is refused, never
+// sent), never the same link twice, and at most Options.MaxPages pages per listing; every
+// answer is read up to Options.MaxResponseSize. Members that a
 // list returns with only @odata.type and id (Graph does so when the application may not
 // read their type) are resolved by `id in (...)` in bulk; a member still unidentified fails
 // the read (it must never look absent: the plan would re-add it on every run); users are

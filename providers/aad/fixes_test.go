@@ -452,11 +452,13 @@ func TestUnseenAfterSend(t *testing.T) {
 func TestHTTPClientWithoutTransport(t *testing.T) {
 	r := NewRegistry(Options{HTTPClient: &http.Client{Timeout: 7 * time.Second}, PoolSize: 6, TokenCredential: staticCred{"x"}})
 	defer r.Close()
+	// Under the counting transport, the one that caps answers, then the pooled one.
 	ct, ok := r.parent.(*countingTransport)
-	if !ok || r.transport == nil || ct.next != http.RoundTripper(r.transport) {
+	base := func(ct *countingTransport) http.RoundTripper { return ct.next.(cappingTransport).next }
+	if !ok || r.transport == nil || base(ct) != http.RoundTripper(r.transport) {
 		t.Fatalf("parent transport %#v", r.parent)
 	}
-	if ct.next == http.DefaultTransport || r.transport.MaxIdleConnsPerHost != 6 || r.transport.MaxConnsPerHost != 6 {
+	if base(ct) == http.DefaultTransport || r.transport.MaxIdleConnsPerHost != 6 || r.transport.MaxConnsPerHost != 6 {
 		t.Errorf("transport pool %d/%d", r.transport.MaxIdleConnsPerHost, r.transport.MaxConnsPerHost)
 	}
 	if r.timeout != 7*time.Second {
@@ -465,7 +467,7 @@ func TestHTTPClientWithoutTransport(t *testing.T) {
 	// A supplied transport is used as it is.
 	own := &http.Transport{}
 	r2 := NewRegistry(Options{HTTPClient: &http.Client{Transport: own}})
-	if r2.transport != nil || r2.parent.(*countingTransport).next != http.RoundTripper(own) {
+	if r2.transport != nil || base(r2.parent.(*countingTransport)) != http.RoundTripper(own) {
 		t.Errorf("own transport not used")
 	}
 }

@@ -24,6 +24,9 @@ import (
 	msgraph "github.com/microsoftgraph/msgraph-sdk-go"
 	msgraphcore "github.com/microsoftgraph/msgraph-sdk-go-core"
 	"github.com/microsoftgraph/msgraph-sdk-go/models/odataerrors"
+
+	"github.com/entitlements-go/entitlements/internal/capped"
+	"github.com/entitlements-go/entitlements/internal/redact"
 )
 
 // counters are the Registry's request counters (atomic: batches run concurrently).
@@ -41,7 +44,7 @@ func (c *counters) snapshot() map[string]int64 {
 
 // countingTransport counts HTTP requests and NEW connections (httptrace: a connection that
 // was not reused). It sits under the SDK middleware, so it sees every attempt, including the
-// ones the middleware would hide.
+// ones the middleware would hide. Its next transport caps the answers (cappingTransport).
 type countingTransport struct {
 	next http.RoundTripper
 	c    *counters
@@ -59,6 +62,39 @@ func (t *countingTransport) RoundTrip(req *http.Request) (*http.Response, error)
 	}}
 	return t.next.RoundTrip(req.WithContext(httptrace.WithClientTrace(req.Context(), trace)))
 }
+
+// cappingTransport caps every answer's body at max bytes (0: no cap), so that no answer,
+// Graph's or the identity platform's, is read into memory whole whatever its size: the SDKs
+// read bodies with io.ReadAll.
+type cappingTransport struct {
+	next http.RoundTripper
+	max  int64
+}
+
+func (t cappingTransport) RoundTrip(req *http.Request) (*http.Response, error) {
+	resp, err := t.next.RoundTrip(req)
+	if err == nil && resp.Body != nil {
+		resp.Body = capped.Body(resp.Body, t.max, &ResponseTooLargeError{Method: req.Method, Path: req.URL.Path, Limit: t.max})
+	}
+	return resp, err
+}
+
+// ErrResponseTooLarge is wrapped by the error of a request whose answer is larger than
+// Options.MaxResponseSize.
+var ErrResponseTooLarge = errors.New("Graph's answer is too large")
+
+// ResponseTooLargeError is an answer refused for its size; nothing past the limit is read.
+type ResponseTooLargeError struct {
+	Method, Path string
+	Limit        int64
+}
+
+func (e *ResponseTooLargeError) Error() string {
+	return fmt.Sprintf("the answer to %s %s is larger than %d bytes (Options.MaxResponseSize): refused", e.Method, e.Path, e.Limit)
+}
+
+// Is makes errors.Is(err, ErrResponseTooLarge) true.
+func (e *ResponseTooLargeError) Is(target error) bool { return target == ErrResponseTooLarge }
 
 // sentKey is the context key of a flag that the transport sets when a request reaches it:
 // from then on Graph may have received the request, whatever error follows.
@@ -95,6 +131,8 @@ type tokenProvider struct {
 	scope string
 	host  string // host[:port] of the Graph base URL
 	hosts absauth.AllowedHostsValidator
+	// secrets (the Registry's) learns every token handed out, to mask it in messages.
+	secrets *redact.Set
 }
 
 func (p *tokenProvider) GetAuthorizationToken(ctx context.Context, u *url.URL, _ map[string]interface{}) (string, error) {
@@ -106,8 +144,9 @@ func (p *tokenProvider) GetAuthorizationToken(ctx context.Context, u *url.URL, _
 	}
 	tok, err := p.cred.GetToken(ctx, policy.TokenRequestOptions{Scopes: []string{p.scope}})
 	if err != nil {
-		return "", fmt.Errorf("getting a Graph token: %w", err)
+		return "", p.secrets.Error(fmt.Errorf("getting a Graph token: %w", err))
 	}
+	p.secrets.Add(tok.Token)
 	return tok.Token, nil
 }
 
@@ -146,7 +185,7 @@ func newGraph(reg *Registry, base string, cred azcore.TokenCredential) (*graph, 
 		return nil, fmt.Errorf("invalid graph_url %q", base)
 	}
 	tp := &tokenProvider{cred: cred, scope: u.Scheme + "://" + u.Host + "/.default", host: u.Host,
-		hosts: absauth.NewAllowedHostsValidator([]string{u.Hostname()})}
+		hosts: absauth.NewAllowedHostsValidator([]string{u.Hostname()}), secrets: &reg.secrets}
 	auth := absauth.NewBaseBearerTokenAuthenticationProvider(tp)
 	opts := msgraph.GetDefaultClientOptions()
 	var mw []khttp.Middleware
@@ -355,6 +394,11 @@ func (g *graph) runChunk(ctx context.Context, pending []*item) {
 					d = g.backoff(attempts[pending[0]])
 				}
 				wait = d
+			case errors.Is(err, ErrResponseTooLarge):
+				// Asking again brings the same answer. A write was executed, its outcome
+				// is in the part that was not read.
+				failAll(pending, fmt.Errorf("$batch: %w", err), true)
+				return
 			case status == 0 && !mayHaveBeenSent(err):
 				// Failed before anything was sent (no token, a request that cannot be
 				// built): nothing to retry, nothing unseen.
@@ -517,16 +561,27 @@ func (g *graph) sendBatch(ctx context.Context, items []*item) (map[*item]batchRe
 	return out, nil
 }
 
-// nextPage returns the request for an @odata.nextLink, sent back exactly as given. The
-// batch builder makes URLs relative by cutting the adapter's base URL off the front, so a
-// link elsewhere cannot be batched (and would not get our token anyway).
+// nextPage returns the request for an @odata.nextLink, sent back exactly as given. A server
+// answer never chooses where a request goes: a link to another scheme, host or port, or
+// outside the base path (a ".." segment included), is refused. (The batch builder makes URLs
+// relative by cutting the adapter's base URL off the front, and the token provider refuses
+// other hosts too.) The link is quoted shortened: it is the server's text.
 func (g *graph) nextPage(link string) (*abstractions.RequestInformation, error) {
-	if !strings.HasPrefix(link, g.base+"/") {
-		return nil, fmt.Errorf("nextLink %q is outside the Graph base %s", link, g.base)
-	}
 	u, err := url.Parse(link)
 	if err != nil {
-		return nil, fmt.Errorf("invalid nextLink %q: %w", link, err)
+		return nil, fmt.Errorf("invalid nextLink %s: %w", excerpt(link), err)
+	}
+	b, err := url.Parse(g.base)
+	if err != nil {
+		return nil, err
+	}
+	bad := !strings.HasPrefix(link, g.base+"/") || u.User != nil || !strings.EqualFold(u.Scheme, b.Scheme) ||
+		!strings.EqualFold(u.Host, b.Host) || !strings.HasPrefix(u.Path, strings.TrimRight(b.Path, "/")+"/")
+	for seg := range strings.SplitSeq(u.Path, "/") {
+		bad = bad || seg == ".." || seg == "."
+	}
+	if bad {
+		return nil, fmt.Errorf("nextLink %s is outside the Graph base %s: refused", excerpt(link), g.base)
 	}
 	ri := abstractions.NewRequestInformation()
 	ri.Method = abstractions.GET
@@ -556,6 +611,12 @@ func readPaged[T any](ctx context.Context, g *graph, firsts []*abstractions.Requ
 	for i, ri := range firsts {
 		round[i] = active{idx: i, it: &item{ri: ri}}
 	}
+	// Per listing: the pages read and the links followed (Graph decides how many follow).
+	pages := make([]int, len(firsts))
+	links := make([]map[string]bool, len(firsts))
+	for i := range links {
+		links[i] = map[string]bool{}
+	}
 	for len(round) > 0 {
 		items := make([]*item, len(round))
 		for i, a := range round {
@@ -573,17 +634,34 @@ func readPaged[T any](ctx context.Context, g *graph, firsts []*abstractions.Requ
 			}
 			g.reg.counters.pages.Add(1)
 			out[a.idx] = append(out[a.idx], p.Value...)
-			if p.Next != "" {
-				ri, err := g.nextPage(p.Next)
-				if err != nil {
-					return nil, err
-				}
-				next = append(next, active{idx: a.idx, it: &item{ri: ri}})
+			pages[a.idx]++
+			if p.Next == "" {
+				continue
 			}
+			switch {
+			case g.reg.opt.MaxPages > 0 && pages[a.idx] >= g.reg.opt.MaxPages:
+				return nil, fmt.Errorf("reading %s: Graph still has a next page after %d pages (Options.MaxPages): refused", a.it, pages[a.idx])
+			case links[a.idx][p.Next]:
+				return nil, fmt.Errorf("reading %s: Graph gave the same nextLink twice (a loop): refused", a.it)
+			}
+			links[a.idx][p.Next] = true
+			ri, err := g.nextPage(p.Next)
+			if err != nil {
+				return nil, fmt.Errorf("reading %s: %w", a.it, err)
+			}
+			next = append(next, active{idx: a.idx, it: &item{ri: ri}})
 		}
 		round = next
 	}
 	return out, nil
+}
+
+// excerpt quotes text from a server in a message, shortened.
+func excerpt(s string) string {
+	if len(s) > 200 {
+		s = s[:200] + "..."
+	}
+	return strconv.Quote(s)
 }
 
 // send runs one request outside a batch (group creation) with the Registry's slot held. No

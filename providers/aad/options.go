@@ -16,6 +16,12 @@ import (
 // Options.GraphURL names one.
 const DefaultGraphURL = "https://graph.microsoft.com/v1.0"
 
+// Defaults of Options.MaxResponseSize and Options.MaxPages.
+const (
+	DefaultMaxResponseSize int64 = 64 << 20
+	DefaultMaxPages              = 2000
+)
+
 // Graph limits the provider is built around.
 const (
 	// maxBatch is Graph's limit of sub-requests per JSON $batch.
@@ -65,6 +71,16 @@ type Options struct {
 	ReplicationLagWait time.Duration
 	// Timeout bounds one HTTP request. Default 100s (the SDK's default).
 	Timeout time.Duration
+	// MaxResponseSize caps the body of one Graph answer in bytes (after decompression). A
+	// larger answer fails its request with ErrResponseTooLarge, not retried, instead of being
+	// read into memory. Default DefaultMaxResponseSize (64 MiB: a $batch of 20 pages of 999
+	// members is under 10 MiB); negative: no cap.
+	MaxResponseSize int64
+	// MaxPages bounds the pages of one listing (one group's members, one lookup). Graph
+	// decides with @odata.nextLink how many pages follow; a chain longer than this fails the
+	// read. Default DefaultMaxPages (2,000 pages: about two million members at 999 a page);
+	// negative: no bound.
+	MaxPages int
 	// Sleep waits between attempts. Default: a timer that stops early when ctx is done. Tests
 	// inject one that records the wait and returns at once.
 	Sleep func(ctx context.Context, d time.Duration) error
@@ -124,6 +140,12 @@ func (o Options) withDefaults() Options {
 	}
 	if o.Timeout <= 0 {
 		o.Timeout = 100 * time.Second
+	}
+	if o.MaxResponseSize == 0 {
+		o.MaxResponseSize = DefaultMaxResponseSize
+	}
+	if o.MaxPages == 0 {
+		o.MaxPages = DefaultMaxPages
 	}
 	if o.Sleep == nil {
 		o.Sleep = sleepCtx

@@ -186,7 +186,8 @@ func (p *Provider) Read(ctx context.Context, _ *providers.Target) (*providers.St
 	p.mu.Unlock()
 	slices.SortFunc(desired, func(a, b *providers.Group) int { return cmp.Compare(providers.Key(a.DN), providers.Key(b.DN)) })
 	slices.Sort(rejected)
-	return p.read(ctx, desired, rejected)
+	st, err := p.read(ctx, desired, rejected)
+	return st, p.reg.secrets.Error(err)
 }
 
 // ReadDesired reads the current state of the given desired groups (and records them as

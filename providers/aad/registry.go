@@ -2,6 +2,7 @@ package aad
 
 import (
 	"fmt"
+	"log/slog"
 	"net/http"
 	"slices"
 	"strings"
@@ -13,6 +14,7 @@ import (
 
 	"github.com/entitlements-go/entitlements/cache"
 	"github.com/entitlements-go/entitlements/config"
+	"github.com/entitlements-go/entitlements/internal/redact"
 	"github.com/entitlements-go/entitlements/providers"
 )
 
@@ -23,9 +25,13 @@ type Registry struct {
 	opt       Options
 	transport *http.Transport // nil when Options.HTTPClient supplies a transport
 	parent    http.RoundTripper
+	capped    http.RoundTripper // the base transport with answers capped (token requests use it)
 	timeout   time.Duration
 	sem       chan struct{}
 	counters  counters
+	// secrets are the client secrets and the access tokens of the run, masked in every
+	// error and log line: Graph (or what answers in its place) may quote the request.
+	secrets redact.Set
 
 	mu       sync.Mutex
 	services map[string]*service
@@ -35,6 +41,7 @@ type Registry struct {
 func NewRegistry(opt Options) *Registry {
 	opt = opt.withDefaults()
 	r := &Registry{opt: opt, sem: make(chan struct{}, opt.PoolSize), services: map[string]*service{}, timeout: opt.Timeout}
+	r.opt.Logger = slog.New(r.secrets.Handler(opt.Logger.Handler()))
 	var base http.RoundTripper
 	if opt.HTTPClient != nil {
 		base = opt.HTTPClient.Transport
@@ -49,7 +56,8 @@ func NewRegistry(opt Options) *Registry {
 		r.transport = pooledTransport(opt.PoolSize)
 		base = r.transport
 	}
-	r.parent = &countingTransport{next: base, c: &r.counters}
+	r.capped = cappingTransport{next: base, max: opt.MaxResponseSize}
+	r.parent = &countingTransport{next: r.capped, c: &r.counters}
 	return r
 }
 
@@ -169,16 +177,20 @@ func (r *Registry) provider(ou *config.OU) (*Provider, error) {
 		if len(missing) > 0 {
 			return nil, fmt.Errorf("OU %s: Azure AD credentials missing: %s", ou.Key, strings.Join(missing, ", "))
 		}
+		r.secrets.Add(secret)
 		copt := &azidentity.ClientSecretCredentialOptions{}
-		// Token requests share the keep-alive transport too (uncounted: they are not Graph).
-		if r.transport != nil {
-			copt.ClientOptions.Transport = &http.Client{Transport: r.transport, Timeout: r.timeout}
-		} else {
-			copt.ClientOptions.Transport = r.opt.HTTPClient
+		// Token requests share the keep-alive transport too (uncounted: they are not Graph),
+		// with their answers capped like Graph's.
+		hc := &http.Client{Transport: r.capped, Timeout: r.timeout}
+		if r.transport == nil {
+			c := *r.opt.HTTPClient
+			c.Transport = r.capped
+			hc = &c
 		}
+		copt.ClientOptions.Transport = hc
 		c, err := azidentity.NewClientSecretCredential(tenant, client, secret, copt)
 		if err != nil {
-			return nil, fmt.Errorf("OU %s: Azure AD credentials: %w", ou.Key, err)
+			return nil, r.secrets.Error(fmt.Errorf("OU %s: Azure AD credentials: %w", ou.Key, err))
 		}
 		cred, identity = c, tenant+"/"+client
 	}

@@ -38,6 +38,13 @@
 // pastes them unescaped): a login that is not a GitHub login is reported and skipped, never
 // sent. Every write is logged at info level with the team, user and role it changes.
 //
+// What GitHub answers never decides how much is sent or read, nor where: every answer is
+// read up to Options.MaxResponseSize; REST list pages are asked for by number on the
+// configured host (a Link header is only a page count, and redirects are not followed), at
+// most as many at once as the host's read slots and at most as many as the org's member
+// count (read just before) fills; a GraphQL connection that says there are more items but
+// does not advance stops the read.
+//
 // OU keys: org, token (usually <%= ENV["GITHUB_TOKEN"] %>; GITHUB_TOKEN is the fallback when
 // it renders empty), base, addr (GitHub Enterprise Server API URL; GraphQL is then at
 // /api/graphql), graphql_url (override), ignore_not_found; github_org also features
@@ -70,6 +77,7 @@ import (
 
 	"github.com/entitlements-go/entitlements/cache"
 	"github.com/entitlements-go/entitlements/config"
+	"github.com/entitlements-go/entitlements/internal/redact"
 	"github.com/entitlements-go/entitlements/providers"
 )
 
@@ -105,6 +113,11 @@ type Options struct {
 	SecondaryWait time.Duration
 	// RequestTimeout bounds one attempt of one request. Default 60 s.
 	RequestTimeout time.Duration
+	// MaxResponseSize caps the body of one answer (REST or GraphQL, after decompression) in
+	// bytes. A larger answer fails its request with ErrResponseTooLarge instead of being
+	// read into memory. Default DefaultMaxResponseSize (32 MiB: a full GraphQL batch of 100
+	// teams of 100 members is under 2 MiB); negative: no cap.
+	MaxResponseSize int64
 	// MaxRequests is the run budget of requests sent (all hosts). Default 0: no limit.
 	MaxRequests int64
 	// MaxWait is the run budget of time spent waiting for rate limits and backoff (all
@@ -172,6 +185,9 @@ func (o Options) withDefaults() Options {
 	if o.MaxWait == 0 {
 		o.MaxWait = 15 * time.Minute
 	}
+	if o.MaxResponseSize == 0 {
+		o.MaxResponseSize = DefaultMaxResponseSize
+	}
 	if o.BaseURL == "" {
 		o.BaseURL = "https://api.github.com/"
 	}
@@ -216,6 +232,8 @@ func sleepCtx(ctx context.Context, d time.Duration) error {
 type Registry struct {
 	opt    Options
 	budget budget
+	// secrets are the tokens of the registry's OUs, masked in every error and log line.
+	secrets redact.Set
 
 	mu    sync.Mutex
 	hosts map[string]*host
@@ -231,8 +249,10 @@ type Registry struct {
 // NewRegistry returns an empty registry.
 func NewRegistry(opt Options) *Registry {
 	opt = opt.withDefaults()
-	return &Registry{opt: opt, budget: budget{maxRequests: opt.MaxRequests, maxWait: opt.MaxWait},
+	r := &Registry{opt: opt, budget: budget{maxRequests: opt.MaxRequests, maxWait: opt.MaxWait},
 		hosts: map[string]*host{}, pools: map[string]*pool{}}
+	r.opt.Logger = slog.New(r.secrets.Handler(opt.Logger.Handler()))
+	return r
 }
 
 // Close closes the idle connections of the registry's transports.
@@ -569,6 +589,7 @@ func (r *Registry) Provider(ou *config.OU) (providers.Provider, error) {
 	if err != nil {
 		return nil, err
 	}
+	r.secrets.Add(s.token)
 	h, err := r.hostFor(s.addr, s.graphqlURL)
 	if err != nil {
 		return nil, fmt.Errorf("OU %s: %w", ou.Key, err)

@@ -94,6 +94,7 @@ type env struct {
 	force             bool
 	noToken           bool   // the config's token renders empty
 	orgName           string // the OUs' org; default acme
+	token             string // GITHUB_TOKEN, which the config's token renders; default "tok"
 }
 
 func newEnv(t *testing.T, fopt fakegithub.Options) *env {
@@ -190,6 +191,9 @@ func (e *env) plan(reg *github.Registry) *deploy.Plan {
 		Getenv: func(k string) (string, bool) {
 			if k != "GITHUB_TOKEN" || e.noToken {
 				return "", false
+			}
+			if e.token != "" {
+				return e.token, true
 			}
 			return "tok", true
 		}})

@@ -84,12 +84,12 @@ func overlap(a, b []string) []string {
 	return out
 }
 
-// Read implements providers.Provider: both role groups, from the org read shared with the
+// read is Read (see redact.go): both role groups, from the org read shared with the
 // team targets of the same org. Pending invitees are put in the group that wants them (or in
 // member when none does, so that the diff cancels the invitation); with `invite` disabled,
 // desired users who are absent are shown as present, and with `remove` disabled, current
 // users who are in no group are left out, so suppressed changes do not appear on every run.
-func (p *OrgProvider) Read(ctx context.Context, t *providers.Target) (*providers.State, error) {
+func (p *OrgProvider) read(ctx context.Context, t *providers.Target) (*providers.State, error) {
 	desired := p.desiredRoles()
 	if len(desired) > 0 {
 		var missing []string
@@ -194,10 +194,10 @@ type orgOp struct {
 	res     userResult
 }
 
-// Apply implements providers.Provider. It takes the changes of both role groups together so
+// apply is Apply (see redact.go). It takes the changes of both role groups together so
 // that a move is one PUT of the new role (never a DELETE then an invitation), computes each
 // user's final role, and writes each user once.
-func (p *OrgProvider) Apply(ctx context.Context, t *providers.Target, changes []*providers.Change) []providers.Outcome {
+func (p *OrgProvider) apply(ctx context.Context, t *providers.Target, changes []*providers.Change) []providers.Outcome {
 	ctx = p.withTarget(ctx)
 	out := make([]providers.Outcome, len(changes))
 	final := map[string]string{} // lower login → desired role

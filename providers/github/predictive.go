@@ -35,7 +35,8 @@ func trusted(d *providers.Group) *providers.Group {
 }
 
 // predictiveTeams splits the desired teams (by slug) into those trusted from the predictive
-// state and those to read. Entries that differ are invalidated.
+// state and those to read. Entries that differ are invalidated; the parent of a team to read
+// is read as well.
 func (p *TeamProvider) predictiveTeams(desired map[string]*providers.Group) (hits map[string]*providers.Group, read []string) {
 	pred := p.s.h.reg.opt.Predictive
 	hits = map[string]*providers.Group{}
@@ -52,6 +53,18 @@ func (p *TeamProvider) predictiveTeams(desired map[string]*providers.Group) (hit
 		}
 		read = append(read, slug)
 	}
+	// A team that is read may be created or changed under its parent, and GitHub nests only
+	// under closed teams: the parent's privacy must come from GitHub, which the cached state
+	// does not record. So the parent of every team read is read too (the check in
+	// secretParents needs it), up the chain.
+	for i := 0; i < len(read); i++ {
+		ps := first(desired[read[i]].Attrs["parent"])
+		if hits[ps] != nil {
+			delete(hits, ps)
+			read = append(read, ps)
+		}
+	}
+	slices.Sort(read)
 	if n := int64(len(hits)); n > 0 {
 		p.counters.predictive.Add(n)
 		p.s.h.counters.predictive.Add(n)

@@ -188,6 +188,29 @@ const memberSel = `{ edges { role node { login } } pageInfo { hasNextPage endCur
 type teamJob struct {
 	slug, cursor string
 	tries        int
+	walk         cursorWalk // the team's member cursors so far
+}
+
+// cursorWalk follows a GraphQL connection page by page and stops one that does not advance:
+// a next page without a cursor, after a page without items, or at a cursor given before (a
+// loop). GitHub never answers so; a server that does would otherwise be followed up to the
+// walk's page cap, a request each.
+type cursorWalk map[string]bool
+
+// next returns the cursor of the next page ("" at the end) of a page of n items.
+func (w cursorWalk) next(n int, pi pageInfo) (string, error) {
+	switch {
+	case !pi.HasNextPage:
+		return "", nil
+	case pi.EndCursor == "":
+		return "", errors.New("GitHub said there are more items but gave no cursor")
+	case n == 0:
+		return "", errors.New("GitHub said there are more items after a page without any")
+	case w[pi.EndCursor]:
+		return "", errors.New("GitHub gave the same page cursor twice")
+	}
+	w[pi.EndCursor] = true
+	return pi.EndCursor, nil
 }
 
 // readTeams reads teams by slug in bulk: BatchSize aliases per query, the first member page
@@ -327,11 +350,15 @@ func (s *session) readTeamChunk(ctx context.Context, org string, chunk []teamJob
 				snap.Maintainers[strings.ToLower(e.Node.Login)] = e.Node.Login
 			}
 		}
-		if td.Members.PageInfo.HasNextPage {
-			if td.Members.PageInfo.EndCursor == "" {
-				return nil, fmt.Errorf("reading team %s/%s: GitHub said there are more members but gave no cursor", org, j.slug)
-			}
-			next = append(next, teamJob{slug: j.slug, cursor: td.Members.PageInfo.EndCursor})
+		if j.walk == nil {
+			j.walk = cursorWalk{}
+		}
+		c, err := j.walk.next(len(td.Members.Edges), td.Members.PageInfo)
+		if err != nil {
+			return nil, fmt.Errorf("reading the members of team %s/%s: %w", org, j.slug, err)
+		}
+		if c != "" {
+			next = append(next, teamJob{slug: j.slug, cursor: c, walk: j.walk})
 		}
 	}
 	return next, nil
@@ -353,6 +380,7 @@ func errorsText(errs []gqlError) string {
 func (s *session) listTeamSlugs(ctx context.Context, org string) ([]string, error) {
 	var out []string
 	cursor := ""
+	walk := cursorWalk{}
 	for range maxRounds * 10 {
 		q := `query($org: String!) { organization(login: $org) { teams(first: 100) { nodes { slug } pageInfo { hasNextPage endCursor } } } }`
 		vars := map[string]any{"org": org}
@@ -383,10 +411,14 @@ func (s *session) listTeamSlugs(ctx context.Context, org string) ([]string, erro
 		for _, n := range data.Organization.Teams.Nodes {
 			out = append(out, strings.ToLower(n.Slug))
 		}
-		if !data.Organization.Teams.PageInfo.HasNextPage {
+		next, err := walk.next(len(data.Organization.Teams.Nodes), data.Organization.Teams.PageInfo)
+		if err != nil {
+			return nil, fmt.Errorf("listing teams of %s: %w", org, err)
+		}
+		if next == "" {
 			return out, nil
 		}
-		cursor = data.Organization.Teams.PageInfo.EndCursor
+		cursor = next
 	}
 	return nil, errors.New("listing teams: too many pages")
 }
@@ -552,8 +584,8 @@ func (s *session) readOrgOnce(ctx context.Context, org string, ghes, sequential 
 	}
 	var admins, members []string
 	eg, ectx := errgroup.WithContext(ctx)
-	eg.Go(func() (err error) { admins, err = s.listMembers(ectx, org, "admin", sequential); return err })
-	eg.Go(func() (err error) { members, err = s.listMembers(ectx, org, "member", sequential); return err })
+	eg.Go(func() (err error) { admins, err = s.listMembers(ectx, org, "admin", before, sequential); return err })
+	eg.Go(func() (err error) { members, err = s.listMembers(ectx, org, "member", before, sequential); return err })
 	if err := eg.Wait(); err != nil {
 		return nil, "", err
 	}
@@ -590,10 +622,19 @@ func (s *session) readOrgOnce(ctx context.Context, org string, ghes, sequential 
 	return st, "", nil
 }
 
-// listMembers lists the org members with one role. In parallel mode: page 1, then every other
-// page at once (bounded by the host's read limit); sequentially (or without a last-page
-// link), it follows the next links.
-func (s *session) listMembers(ctx context.Context, org, role string, sequential bool) ([]string, error) {
+// pagesFor bounds the pages of one REST member list of an org that counted total members
+// just before: every page but the last is full, plus room for members who join while the
+// lists are read (the count after the lists catches those). The Link header of an answer is
+// the server's word; a list that claims or needs more pages fails the read instead of
+// sending as many requests as the server asks for.
+func pagesFor(total int) int { return (total+total/10)/pageSize + 2 }
+
+// listMembers lists the org members with one role; total is the org's member count read just
+// before. In parallel mode: page 1, then the other pages that its Link header announces, as
+// many at once as the host's read slots; sequentially (or without a last-page link), it
+// follows the next links. Both stop at pagesFor(total) pages. Pages are asked for by number
+// on the configured host (go-github builds the URL): a Link header never chooses a host.
+func (s *session) listMembers(ctx context.Context, org, role string, total int, sequential bool) ([]string, error) {
 	get := func(ctx context.Context, page int) ([]*gh.User, *gh.Response, error) {
 		var users []*gh.User
 		var resp *gh.Response
@@ -610,11 +651,18 @@ func (s *session) listMembers(ctx context.Context, org, role string, sequential 
 	if err != nil {
 		return nil, fmt.Errorf("listing %ss: %w", role, err)
 	}
+	limit := pagesFor(total)
+	if resp.LastPage > limit {
+		return nil, fmt.Errorf("listing %ss: GitHub announces %d pages for an org of %d members (at most %d expected); refusing to follow",
+			role, resp.LastPage, total, limit)
+	}
 	pages := [][]*gh.User{users}
 	switch {
 	case resp.LastPage > 1 && !sequential:
 		rest := make([][]*gh.User, resp.LastPage-1)
 		eg, ectx := errgroup.WithContext(ctx)
+		// One goroutine per read slot, not per page: the others would only wait for a slot.
+		eg.SetLimit(cap(s.h.reads))
 		for p := 2; p <= resp.LastPage; p++ {
 			eg.Go(func() error {
 				u, _, err := get(ectx, p)
@@ -627,9 +675,10 @@ func (s *session) listMembers(ctx context.Context, org, role string, sequential 
 		}
 		pages = append(pages, rest...)
 	default:
-		for n := 0; resp.NextPage != 0; n++ {
-			if n >= maxRounds*10 {
-				return nil, fmt.Errorf("listing %ss: too many pages", role)
+		for n := 1; resp.NextPage != 0; n++ {
+			if n >= limit {
+				return nil, fmt.Errorf("listing %ss: GitHub keeps announcing a next page after %d pages for an org of %d members; refusing to follow",
+					role, n, total)
 			}
 			if users, resp, err = get(ctx, resp.NextPage); err != nil {
 				return nil, fmt.Errorf("listing %ss: %w", role, err)
@@ -656,6 +705,7 @@ func (s *session) countAndPending(ctx context.Context, org string, withPending b
 	}
 	total = -1
 	cursor := ""
+	walk := cursorWalk{}
 	for range maxRounds * 10 {
 		var q string
 		vars := map[string]any{"org": org}
@@ -713,10 +763,14 @@ func (s *session) countAndPending(ctx context.Context, org string, withPending b
 		for _, n := range pm.Nodes {
 			pending = append(pending, n.Login)
 		}
-		if !pm.PageInfo.HasNextPage {
+		next, err := walk.next(len(pm.Nodes), pm.PageInfo)
+		if err != nil {
+			return fail(err)
+		}
+		if next == "" {
 			return total, pending, viewer, nil
 		}
-		cursor = pm.PageInfo.EndCursor
+		cursor = next
 	}
 	return 0, nil, "", errors.New("listing pending invitations: too many pages")
 }

@@ -258,12 +258,12 @@ func (p *TeamProvider) Pending() map[string][]string {
 	return out
 }
 
-// Read implements providers.Provider: every desired team in aliased GraphQL batches (plus
+// read is Read (see redact.go): every desired team in aliased GraphQL batches (plus
 // every team of the org with delete_teams), together with the shared org read. A desired team
 // that does not exist is absent (the diff creates it). Desired members who are not org
 // members are shown as present, so that they are reported once here instead of appearing as
 // an add that can never be applied.
-func (p *TeamProvider) Read(ctx context.Context, t *providers.Target) (*providers.State, error) {
+func (p *TeamProvider) read(ctx context.Context, t *providers.Target) (*providers.State, error) {
 	ctx = p.withTarget(ctx)
 	desired := map[string]*providers.Group{}
 	for _, g := range p.desiredGroups() {
@@ -478,9 +478,9 @@ func (p *TeamProvider) failCreate(slug string, err error) {
 	p.smu.Unlock()
 }
 
-// Apply implements providers.Provider: creates first, parents before children, then updates
+// apply is Apply (see redact.go): creates first, parents before children, then updates
 // and deletes, every write under the host's write limit.
-func (p *TeamProvider) Apply(ctx context.Context, t *providers.Target, changes []*providers.Change) []providers.Outcome {
+func (p *TeamProvider) apply(ctx context.Context, t *providers.Target, changes []*providers.Change) []providers.Outcome {
 	ctx = p.withTarget(ctx)
 	out := make([]providers.Outcome, len(changes))
 	st, err := p.orgState(ctx)

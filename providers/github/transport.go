@@ -15,6 +15,8 @@ import (
 	"sync"
 	"sync/atomic"
 	"time"
+
+	"github.com/entitlements-go/entitlements/internal/capped"
 )
 
 // counters are kept per host and per target.
@@ -341,7 +343,9 @@ func (rt *roundTripper) RoundTrip(req *http.Request) (*http.Response, error) {
 			continue
 		}
 		s.observe(resp, resource)
-		resp.Body = &cancelBody{ReadCloser: resp.Body, cancel: cancel}
+		body := capped.Body(resp.Body, opt.MaxResponseSize,
+			&ResponseTooLargeError{Method: req.Method, Path: req.URL.Path, Limit: opt.MaxResponseSize})
+		resp.Body = &cancelBody{ReadCloser: body, cancel: cancel}
 		return resp, nil
 	}
 }
@@ -440,3 +444,23 @@ func (b *cancelBody) Close() error {
 	b.cancel()
 	return err
 }
+
+// DefaultMaxResponseSize is the default of Options.MaxResponseSize.
+const DefaultMaxResponseSize int64 = 32 << 20
+
+// ErrResponseTooLarge is wrapped by the error of a request whose answer is larger than
+// Options.MaxResponseSize.
+var ErrResponseTooLarge = errors.New("GitHub's answer is too large")
+
+// ResponseTooLargeError is an answer refused for its size; nothing past the limit is read.
+type ResponseTooLargeError struct {
+	Method, Path string
+	Limit        int64
+}
+
+func (e *ResponseTooLargeError) Error() string {
+	return fmt.Sprintf("the answer to %s %s is larger than %d bytes (Options.MaxResponseSize): refused", e.Method, e.Path, e.Limit)
+}
+
+// Is makes errors.Is(err, ErrResponseTooLarge) true.
+func (e *ResponseTooLargeError) Is(target error) bool { return target == ErrResponseTooLarge }

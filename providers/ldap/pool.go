@@ -10,10 +10,12 @@ import (
 	"net/url"
 	"os"
 	"slices"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
 
+	"github.com/entitlements-go/entitlements/internal/redact"
 	"github.com/entitlements-go/entitlements/internal/safefile"
 	goldap "github.com/go-ldap/ldap/v3"
 )
@@ -75,6 +77,11 @@ type pool struct {
 	cfg      ConnConfig
 	tls      *tls.Config
 	counters *Counters
+	// secrets are the bind password and a password in ldap_uri, masked in every error the
+	// pool returns: a server may quote the bind request in its answer.
+	secrets redact.Set
+	// uri is cfg.URI as messages show it (shownURI).
+	uri string
 
 	mu    sync.Mutex
 	slots []*slot
@@ -97,7 +104,7 @@ func newPool(cfg ConnConfig, counters *Counters) (*pool, error) {
 	cfg = cfg.withDefaults()
 	u, err := url.Parse(cfg.URI)
 	if err != nil || (u.Scheme != "ldap" && u.Scheme != "ldaps") || u.Host == "" {
-		return nil, fmt.Errorf("invalid ldap_uri %q (expected ldap://host:port or ldaps://host:port)", cfg.URI)
+		return nil, fmt.Errorf("invalid ldap_uri %q (expected ldap://host:port or ldaps://host:port)", shownURI(cfg.URI))
 	}
 	tc := &tls.Config{ServerName: u.Hostname(), InsecureSkipVerify: cfg.InsecureSkipVerify, MinVersion: tls.VersionTLS12}
 	ca := cfg.CAFile
@@ -115,7 +122,11 @@ func newPool(cfg ConnConfig, counters *Counters) (*pool, error) {
 		}
 		tc.RootCAs = roots
 	}
-	p := &pool{cfg: cfg, tls: tc, counters: counters, freed: make(chan struct{})}
+	p := &pool{cfg: cfg, tls: tc, counters: counters, freed: make(chan struct{}), uri: shownURI(cfg.URI)}
+	p.secrets.Add(cfg.Password)
+	if pw, ok := u.User.Password(); ok {
+		p.secrets.Add(pw)
+	}
 	for range cfg.PoolSize {
 		p.slots = append(p.slots, &slot{})
 	}
@@ -201,21 +212,21 @@ func (p *pool) dial(ctx context.Context) (*goldap.Conn, error) {
 	}
 	c, err := goldap.DialURL(p.cfg.URI, opts...)
 	if err != nil {
-		return nil, fmt.Errorf("connecting to %s: %w", p.cfg.URI, err)
+		return nil, fmt.Errorf("connecting to %s: %w", p.uri, err)
 	}
 	p.counters.Connections.Add(1)
 	c.SetTimeout(p.cfg.Timeout)
 	if p.cfg.StartTLS {
 		if err := c.StartTLS(p.tls); err != nil {
 			c.Close()
-			return nil, fmt.Errorf("StartTLS with %s: %w", p.cfg.URI, err)
+			return nil, fmt.Errorf("StartTLS with %s: %w", p.uri, err)
 		}
 	}
 	if p.cfg.BindDN != "" {
 		p.counters.Binds.Add(1)
 		if err := c.Bind(p.cfg.BindDN, p.cfg.Password); err != nil {
 			c.Close()
-			return nil, fmt.Errorf("binding to %s as %s: %w", p.cfg.URI, p.cfg.BindDN, err)
+			return nil, fmt.Errorf("binding to %s as %s: %w", p.uri, p.cfg.BindDN, err)
 		}
 	}
 	return c, nil
@@ -251,8 +262,13 @@ func (p *pool) do(ctx context.Context, op func(*goldap.Conn) error) error {
 // run runs op on a pooled connection, holding the slot for a paged search when paged. After
 // a broken connection it redials and runs op again once: callers only pass operations that
 // are safe to repeat (reads, whole-attribute replaces, adds/deletes whose "already done"
-// answer they map to success).
+// answer they map to success). Every error the pool returns comes from here, with the
+// credentials masked.
 func (p *pool) run(ctx context.Context, paged bool, op func(*goldap.Conn) error) error {
+	return p.secrets.Error(p.runOnce(ctx, paged, op))
+}
+
+func (p *pool) runOnce(ctx context.Context, paged bool, op func(*goldap.Conn) error) error {
 	var err error
 	for attempt := 0; attempt < 2; attempt++ {
 		if attempt > 0 {
@@ -326,4 +342,15 @@ func (p *pool) search(ctx context.Context, req *goldap.SearchRequest, page func(
 func isDial(err error) bool {
 	var oe *net.OpError
 	return errors.As(err, &oe)
+}
+
+// shownURI is an ldap_uri as messages show it: without the password of its userinfo.
+func shownURI(uri string) string {
+	if u, err := url.Parse(uri); err == nil {
+		return u.Redacted()
+	}
+	if i := strings.LastIndexByte(uri, '@'); i >= 0 {
+		return "..." + uri[i:]
+	}
+	return uri
 }

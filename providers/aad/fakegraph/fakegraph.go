@@ -30,7 +30,8 @@
 //     only @odata.type and id; Options.DenyUserReads refuses user reads (403);
 //   - fault injection per route, at top level or inside a batch: a status (429 with
 //     Retry-After, 503, 504) or a dropped connection, before or after the write was done, or
-//     a reply whose body cannot be decoded, after the request was done;
+//     a reply whose body cannot be decoded, after the request was done, or one too large to
+//     read (Fault.Oversize); nextLinks to another base (SetNextLinkBase);
 //   - replication lag (Options.HideCreated): a group created through the API stays invisible
 //     to group reads until Replicate, as Graph's replicas lag behind a create;
 //   - counters: requests per route class, batches, sub-requests, member pages, throttled
@@ -168,9 +169,11 @@ type Server struct {
 	groups  map[string]*group
 	order   []string // group ids in creation order
 	faults  []*Fault
-	rng     *rand.Rand
-	nextID  uint64
-	log     []string
+	// nextBase replaces the base of nextLinks (SetNextLinkBase).
+	nextBase string
+	rng      *rand.Rand
+	nextID   uint64
+	log      []string
 
 	requests, batches, subRequests, memberPages   atomic.Int64
 	throttled, faultsHit, newConns, unauthorized  atomic.Int64
@@ -206,6 +209,14 @@ func New(opt Options) *Server {
 
 // Close shuts the server down.
 func (s *Server) Close() { s.srv.Close() }
+
+// SetNextLinkBase makes every later @odata.nextLink start with base (".../v1.0") instead of
+// the server's own: a server that sends its clients elsewhere. "" restores the default.
+func (s *Server) SetNextLinkBase(base string) {
+	s.mu.Lock()
+	s.nextBase = base
+	s.mu.Unlock()
+}
 
 // BaseURL is the Graph base URL to give a client: URL + "/v1.0".
 func (s *Server) BaseURL() string { return s.URL + "/v1.0" }
@@ -451,6 +462,9 @@ type Fault struct {
 	// Garbage executes the request (top level only), then answers 200 with its reply cut in
 	// half: a body that cannot be decoded.
 	Garbage bool
+	// Oversize answers 200 (top level only) with a JSON document of this many bytes that
+	// never closes, streamed: an answer larger than a client should read.
+	Oversize int64
 	// Times is how many matching requests fail: 0 means 1, a negative value forever.
 	Times int
 

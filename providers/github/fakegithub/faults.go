@@ -1,11 +1,17 @@
 package fakegithub
 
 import (
+	"bytes"
+	"cmp"
+	"fmt"
 	"io"
 	"math"
 	"net"
 	"net/http"
+	"net/http/httptest"
+	"net/url"
 	"strconv"
+	"strings"
 	"time"
 )
 
@@ -34,18 +40,31 @@ const (
 	Hang
 	// Latency only adds Fault.Latency.
 	Latency
+	// BogusLastPage answers as usual, but the Link header of a REST list says that the last
+	// page is Fault.LastPage (and the next one the page after the request's) whatever the
+	// number of items: a server that lies about how many pages a list has. With LastPage 0
+	// the header has a next link only, on every page: a list without end. The links point
+	// at Fault.LinkHost when it is set.
+	BogusLastPage
+	// Oversize answers 200 with a JSON document of Fault.Size bytes that never closes (one
+	// string value padded out), streamed: an answer larger than a client should read.
+	Oversize
+	// Raw answers Fault.Status (default 200) with Fault.Body as it is (application/json): a
+	// canned answer, such as a GraphQL page that says there are more items but holds none.
+	Raw
 )
 
 // Fault is an injected misbehaviour.
 type Fault struct {
 	// Method matches the HTTP method ("" any). Path matches the path without the /api/v3
 	// prefix, exactly or as a path.Match glob ("/orgs/acme/teams", "/orgs/*/memberships/*",
-	// "/graphql"); "" matches any path.
-	Method, Path string
-	Kind         FaultKind
-	Status       int
-	Message      string
-	RetryAfter   time.Duration
+	// "/graphql"); "" matches any path. Match, when set, must occur in the request body (a
+	// part of a GraphQL document).
+	Method, Path, Match string
+	Kind                FaultKind
+	Status              int
+	Message             string
+	RetryAfter          time.Duration
 	// Latency is added to the request (with any kind).
 	Latency time.Duration
 	// After processes the request first and then misbehaves: the write happens, its answer
@@ -54,6 +73,14 @@ type Fault struct {
 	// Skip lets the first Skip matching requests through; Times is how many requests then
 	// fail (0: every one).
 	Skip, Times int
+	// LastPage is the last page BogusLastPage announces; LinkHost the host[:port] its links
+	// name.
+	LastPage int
+	LinkHost string
+	// Size is the body size of Oversize.
+	Size int64
+	// Body is the answer of Raw.
+	Body string
 }
 
 type faultState struct {
@@ -86,9 +113,9 @@ func (s *Server) FailTeamAlias(orgLogin, slug string, times int) {
 }
 
 // matchFault returns the fault that fires for a request, if any. Called with s.mu held.
-func (s *Server) matchFault(method, p string) *Fault {
+func (s *Server) matchFault(method, p string, body []byte) *Fault {
 	for _, f := range s.faults {
-		if f.Method != "" && f.Method != method || !pathMatch(f.Path, p) {
+		if f.Method != "" && f.Method != method || !pathMatch(f.Path, p) || !bytes.Contains(body, []byte(f.Match)) {
 			continue
 		}
 		f.seen++
@@ -144,6 +171,20 @@ func (s *Server) inject(w http.ResponseWriter, r *http.Request, f *Fault, gql bo
 		writeJSON(w, http.StatusForbidden, map[string]any{
 			"message":           "You have exceeded a secondary rate limit. Please wait a few minutes before you try again.",
 			"documentation_url": "https://docs.github.com/rest/overview/rate-limits-for-the-rest-api#about-secondary-rate-limits"})
+	case Oversize:
+		h.Set("Content-Type", "application/json")
+		w.WriteHeader(http.StatusOK)
+		chunk := []byte(`{"data": "` + strings.Repeat("x", 32<<10-10))
+		for left := f.Size; left > 0 && r.Context().Err() == nil; left -= int64(len(chunk)) {
+			if _, err := w.Write(chunk[:min(int64(len(chunk)), left)]); err != nil {
+				return
+			}
+			chunk = bytes.Repeat([]byte("x"), 32<<10)
+		}
+	case Raw:
+		h.Set("Content-Type", "application/json")
+		w.WriteHeader(cmp.Or(f.Status, http.StatusOK))
+		io.WriteString(w, f.Body)
 	case Reset:
 		drop(w)
 	case Hang:
@@ -173,4 +214,37 @@ func drop(w http.ResponseWriter) {
 		tc.SetLinger(0)
 	}
 	c.Close()
+}
+
+// bogusLastPage answers r as usual, with a Link header announcing f.LastPage pages.
+func (s *Server) bogusLastPage(w http.ResponseWriter, r *http.Request, f *Fault, p string, gql bool) {
+	rec := httptest.NewRecorder()
+	s.handle(rec, r, p, gql)
+	for k, v := range rec.Header() {
+		w.Header()[k] = v
+	}
+	q := r.URL.Query()
+	pg, _ := strconv.Atoi(q.Get("page"))
+	pg = max(pg, 1)
+	link := func(n int, rel string) string {
+		u := *r.URL
+		u.Scheme, u.Host = "http", cmp.Or(f.LinkHost, r.Host)
+		v := url.Values{}
+		for k, x := range q {
+			v[k] = x
+		}
+		v.Set("page", strconv.Itoa(n))
+		u.RawQuery = v.Encode()
+		return fmt.Sprintf("<%s>; rel=%q", u.String(), rel)
+	}
+	switch {
+	case f.LastPage <= 0:
+		w.Header().Set("Link", link(pg+1, "next"))
+	case pg < f.LastPage:
+		w.Header().Set("Link", link(pg+1, "next")+", "+link(f.LastPage, "last"))
+	default:
+		w.Header().Del("Link")
+	}
+	w.WriteHeader(rec.Code)
+	w.Write(rec.Body.Bytes())
 }

@@ -2,7 +2,9 @@
 // REST and GraphQL shapes the GitHub provider uses, keeps state (so apply-then-plan is a
 // no-op), counts what it is sent (requests per route, GraphQL aliases, new connections) and
 // can be told to misbehave (latency, 5xx, 429 with Retry-After, primary and secondary rate
-// limits, connection resets, requests that never get an answer).
+// limits, connection resets, requests that never get an answer, Link headers announcing
+// pages that do not exist or pointing at another host, answers too large to read, canned
+// answers).
 //
 // The real go-github client talks to it: REST is served both at the root (for a client whose
 // BaseURL is URL()+"/") and under /api/v3 (for GitHub Enterprise-style URLs, APIURL()), and
@@ -25,8 +27,10 @@
 package fakegithub
 
 import (
+	"bytes"
 	"encoding/json"
 	"fmt"
+	"io"
 	"maps"
 	"net"
 	"net/http"
@@ -531,6 +535,12 @@ func Slugify(name string) string {
 func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	p := normalizePath(r.URL.Path)
 	class, gql := routeClass(r.Method, p)
+	var body []byte
+	if r.Body != nil && r.Method != http.MethodGet {
+		// Kept for Fault.Match, and put back for the handler.
+		body, _ = io.ReadAll(r.Body)
+		r.Body = io.NopCloser(bytes.NewReader(body))
+	}
 	s.mu.Lock()
 	s.stats.Requests[class]++
 	if gql {
@@ -543,7 +553,7 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	}
 	lat := s.latency
 	hook := s.hook
-	f := s.matchFault(r.Method, p)
+	f := s.matchFault(r.Method, p, body)
 	s.mu.Unlock()
 	if f != nil && f.Latency > 0 {
 		lat += f.Latency
@@ -566,6 +576,10 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		s.mu.Unlock()
 		writeJSON(w, http.StatusUnauthorized, map[string]any{"message": "Requires authentication",
 			"documentation_url": "https://docs.github.com/rest"})
+		return
+	}
+	if f != nil && f.Kind == BogusLastPage {
+		s.bogusLastPage(w, r, f, p, gql)
 		return
 	}
 	if f != nil && f.Kind != Latency {
