@@ -106,6 +106,30 @@ type LineError struct {
 
 func (e *LineError) Error() string { return fmt.Sprintf("line %d: %s", e.Line, e.Msg) }
 
+// LineErrors is every problem of a file that can be told apart entry by entry (a value of
+// the wrong type), so that one run reports them all. errors.As finds each *LineError.
+type LineErrors []*LineError
+
+func (l LineErrors) Error() string {
+	var b strings.Builder
+	for i, e := range l {
+		if i > 0 {
+			b.WriteByte('\n')
+		}
+		b.WriteString(e.Error())
+	}
+	return b.String()
+}
+
+// Unwrap exposes the individual errors to errors.Is / errors.As.
+func (l LineErrors) Unwrap() []error {
+	out := make([]error, len(l))
+	for i, e := range l {
+		out[i] = e
+	}
+	return out
+}
+
 // ParseYAML parses people YAML text.
 func ParseYAML(data []byte) ([]Person, error) {
 	if out, ok := parseEntries(data); ok {
