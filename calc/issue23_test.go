@@ -18,6 +18,20 @@ func TestManagerNotAStringIsOneErrorEach(t *testing.T) {
 		"ldap-config/a/y.txt": "direct_report = eve\n",
 	}, Options{})
 	wantErrs(t, errs,
-		errSpec{validate.KindPeople, "manager-map.yaml", 2, `manager of "alice" is an Integer 123, not a string`},
-		errSpec{validate.KindPeople, "manager-map.yaml", 5, `manager of "carol" is an Array ["alice"], not a string`})
+		errSpec{validate.KindPeople, "manager-map.yaml", 2, `manager of "alice" is an Integer (123), not a string`},
+		errSpec{validate.KindPeople, "manager-map.yaml", 5, `manager of "carol" is an Array (["alice"]), not a string`})
+}
+
+// People attributes that are not strings or lists of strings: every one is reported, at its
+// line of the people file, in one run; references are still checked.
+func TestPeopleAttributeTypesAllReported(t *testing.T) {
+	errs := mustFail(t, map[string]string{
+		"people.yaml":         stdPeople + "zed:\n  cn: 123\n  start: 2026-01-01\nyan: {groups: [a, 1]}\n",
+		"ldap-config/a/x.txt": "username = alice\ngroup = a/missing\n",
+	}, Options{})
+	wantErrs(t, errs,
+		errSpec{validate.KindPeople, "people.yaml", 9, `attribute "cn" of person "zed" is an Integer (123)`},
+		errSpec{validate.KindPeople, "people.yaml", 10, `attribute "start" of person "zed" is a Date (2026-01-01)`},
+		errSpec{validate.KindPeople, "people.yaml", 11, `attribute "groups" of person "yan" is a list holding an Integer (1)`},
+		errSpec{validate.KindMissingReference, "ldap-config/a/x.txt", 2, "a/missing"})
 }

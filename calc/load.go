@@ -332,9 +332,11 @@ func (r *Repo) loadPeople(ctx context.Context, c, org *validate.Collector) error
 	}
 	persons, err := r.readPeople(ctx, src, 0)
 	if err != nil {
-		var le *people.LineError
-		if errors.As(err, &le) {
-			c.Add(r.peopleRel(src), le.Line, validate.KindPeople, "%s", le.Msg)
+		var les people.LineErrors
+		if errors.As(err, &les) {
+			for _, le := range les {
+				c.Add(r.peopleRel(src), le.Line, validate.KindPeople, "%s", le.Msg)
+			}
 		} else {
 			c.AddError(&validate.Error{Path: r.cfg.Rel(r.cfg.File), Line: src.Line, Kind: validate.KindPeople,
 				Msg: fmt.Sprintf("people source %q: %v", src.Name, err), Err: err})

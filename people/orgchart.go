@@ -117,8 +117,8 @@ func managerOf(k, v *yaml11.Node) (Manager, *LineError) {
 	case m.Kind == yaml11.String:
 		return Manager{UID: m.Str}, nil
 	}
-	return Manager{}, &LineError{m.Line, fmt.Sprintf("manager of %s is %s %s, not a string (quote it if it is a uid)",
-		validate.Excerpt(k.Text()), article(m.RubyClass()), validate.ExcerptRaw(m.Inspect()))}
+	return Manager{}, &LineError{m.Line, fmt.Sprintf("manager of %s is %s (%s), not a string (quote it if it is a uid)",
+		validate.Excerpt(k.Text()), article(m.RubyClass()), written(m))}
 }
 
 // article prefixes a Ruby class name with "a" or "an".

@@ -89,11 +89,11 @@ func TestParseYAML(t *testing.T) {
 	ps, err := ParseYAML([]byte(`pixiEbob:
   cn: Pixie
   status: [employee, remote]
-  gid: 010
+  none: []
+  gid: '010'
   manager: boss
   gone:
-  since: 2020-01-01
-  nested: {a: 1}
+  since: "2020-01-01"
 "no":
   cn: Quoted no
 `))
@@ -103,8 +103,8 @@ func TestParseYAML(t *testing.T) {
 	if len(ps) != 2 || ps[0].UID != "pixiEbob" || ps[1].UID != "no" {
 		t.Fatalf("people %+v", ps)
 	}
-	want := map[string]any{"cn": "Pixie", "status": []any{"employee", "remote"}, "gid": int64(8), "manager": "boss",
-		"since": "2020-01-01", "nested": map[string]any{"a": int64(1)}}
+	want := map[string]any{"cn": "Pixie", "status": []any{"employee", "remote"}, "none": []any{}, "gid": "010", "manager": "boss",
+		"since": "2020-01-01"}
 	if !reflect.DeepEqual(ps[0].Attrs, want) {
 		t.Errorf("attributes %#v\nwant %#v", ps[0].Attrs, want)
 	}
@@ -139,6 +139,54 @@ func TestParseYAML(t *testing.T) {
 	}
 	if _, err := LoadYAML(filepath.Join(t.TempDir(), "missing.yaml")); !errors.Is(err, os.ErrNotExist) {
 		t.Errorf("missing file: %v", err)
+	}
+}
+
+// Issue 23: a person's attribute is a string, a list of strings or null, as the reference's
+// Person requires; anything else is refused, every one at its line, naming the person and
+// the attribute, in one error.
+func TestParseYAMLAttributeTypes(t *testing.T) {
+	_, err := ParseYAML([]byte(`alice:
+  cn: 123
+  groups: [1, 2]
+  ok: [a, b]
+  flag: yes
+  ratio: 1.5
+  start: 2026-01-01
+  address: {city: Paris}
+bob:
+  cn: Bob
+  tags:
+  - a
+  - ~
+  nested: [[a]]
+  1: one
+  off: x
+carol: {cn: "123", flag: 'yes', start: '2026-01-01', none: [], gone: ~}
+`))
+	var les LineErrors
+	if !errors.As(err, &les) {
+		t.Fatalf("err = %v, want LineErrors", err)
+	}
+	var got []string
+	for _, le := range les {
+		got = append(got, le.Error())
+	}
+	const tail = "; an attribute is a string or a list of strings: quote the value"
+	want := []string{
+		`line 2: attribute "cn" of person "alice" is an Integer (123)` + tail,
+		`line 3: attribute "groups" of person "alice" is a list holding an Integer (1)` + tail,
+		`line 5: attribute "flag" of person "alice" is a TrueClass (yes)` + tail,
+		`line 6: attribute "ratio" of person "alice" is a Float (1.5)` + tail,
+		`line 7: attribute "start" of person "alice" is a Date (2026-01-01)` + tail,
+		`line 8: attribute "address" of person "alice" is a Hash ({"city"=>"Paris"})` + tail,
+		`line 13: attribute "tags" of person "bob" is a list holding a NilClass (~)` + tail,
+		`line 14: attribute "nested" of person "bob" is a list holding an Array (["a"])` + tail,
+		`line 15: attribute name 1 of person "bob" is an Integer, not a string (quote it)`,
+		`line 16: attribute name false of person "bob" is a FalseClass, not a string (quote it)`,
+	}
+	if !slices.Equal(got, want) {
+		t.Errorf("errors:\n%s\nwant:\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
 	}
 }
 
@@ -326,12 +374,12 @@ func TestLoadManagerMap(t *testing.T) {
 		got = append(got, le.Error())
 	}
 	wantErrs := []string{
-		`line 1: manager of "a" is an Integer 123, not a string (quote it if it is a uid)`,
-		`line 5: manager of "c" is an Array ["a"], not a string (quote it if it is a uid)`,
-		`line 6: manager of "d" is a TrueClass true, not a string (quote it if it is a uid)`,
-		`line 7: manager of "e" is a Date #<Date: 2026-01-01>, not a string (quote it if it is a uid)`,
-		`line 8: manager of "f" is a Float 1.5, not a string (quote it if it is a uid)`,
-		`line 9: manager of "g" is a Hash {"uid"=>"a"}, not a string (quote it if it is a uid)`,
+		`line 1: manager of "a" is an Integer (123), not a string (quote it if it is a uid)`,
+		`line 5: manager of "c" is an Array (["a"]), not a string (quote it if it is a uid)`,
+		`line 6: manager of "d" is a TrueClass (yes), not a string (quote it if it is a uid)`,
+		`line 7: manager of "e" is a Date (2026-01-01), not a string (quote it if it is a uid)`,
+		`line 8: manager of "f" is a Float (1.5), not a string (quote it if it is a uid)`,
+		`line 9: manager of "g" is a Hash ({"uid"=>"a"}), not a string (quote it if it is a uid)`,
 	}
 	if !slices.Equal(got, wantErrs) {
 		t.Errorf("errors:\n%s\nwant:\n%s", strings.Join(got, "\n"), strings.Join(wantErrs, "\n"))
