@@ -35,3 +35,15 @@ func TestPeopleAttributeTypesAllReported(t *testing.T) {
 		errSpec{validate.KindPeople, "people.yaml", 11, `attribute "groups" of person "yan" is a list holding an Integer (1)`},
 		errSpec{validate.KindMissingReference, "ldap-config/a/x.txt", 2, "a/missing"})
 }
+
+// A dummy OU whose mirror is ignored (it has its own directory) is a plain dummy OU: its
+// files can be referenced, as in the reference, which never looks at a dummy OU's mirror.
+func TestIgnoredDummyMirrorKeepsItsFiles(t *testing.T) {
+	res := mustRun(t, map[string]string{
+		"config.yaml":         conf{Groups: stdGroups + "  m:\n    type: dummy\n    mirror: lib\n"}.String(),
+		"ldap-config/m/y.txt": "username = bob\n",
+		"ldap-config/a/x.txt": "group = m/y\n",
+	}, Options{})
+	wantMembers(t, res, "a/x", "bob")
+	wantMembers(t, res, "m/y", "bob")
+}

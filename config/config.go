@@ -705,11 +705,17 @@ func (l *loader) ou(key string, m *yaml11.Node, line int) *OU {
 		ou.Base = b.Str
 	}
 	if mi := m.Get("mirror"); mi != nil {
-		if !mi.IsString() {
+		switch {
+		case mi.IsString():
+			ou.Mirror = mi.Str
+		case spec.AnyKeys:
+			// Untyped OUs (dummy) are not validated by the reference, nor calculated.
+			if truthy(mi) {
+				l.c.Warn(l.rel, mi.Line, "Group %q attribute mirror is %s, not a String; a %s OU calculates nothing, so it is ignored", key, mi.RubyClass(), t.Str)
+			}
+		default:
 			l.errf(mi.Line, "Group %q attribute mirror is supposed to be String, not %s!", key, mi.RubyClass())
 			bad = true
-		} else {
-			ou.Mirror = mi.Str
 		}
 	}
 	if v := m.Get("allowed_methods"); v != nil {
@@ -798,24 +804,47 @@ func (l *loader) plugin(key string, p *yaml11.Node) bool {
 	return false
 }
 
+// checkMirror runs the reference's mirror checks (validate_mirror!) where the reference runs
+// them: on an OU whose backend calculates its mirror. Any other OU (dummy) is never
+// calculated by the reference and nothing checks its `mirror`; we list its copy of the
+// source's groups (as the corpus lists mirror OUs) when there is one, and otherwise ignore
+// the key with a warning.
 func (l *loader) checkMirror(ou *OU) {
 	if ou.Mirror == "" {
 		return
 	}
+	var problems []string
 	if st, err := l.fsys.Stat(ou.Dir); err == nil && st.IsDir() {
-		l.errf(ou.Line, "%q is declared as a mirror OU but source %q exists!", ou.Key, l.cfg.Rel(ou.Dir))
+		problems = append(problems, fmt.Sprintf("%q is declared as a mirror OU but source %q exists!", ou.Key, l.cfg.Rel(ou.Dir)))
 	}
 	src := l.cfg.byKey[ou.Mirror]
 	target := show(ou.Settings.n.Get("mirror"))
 	switch {
 	case src == nil:
-		l.errf(ou.Line, "%q is declared as a mirror to a non-existing target %s!", ou.Key, target)
-	case src.Mirror != "":
-		l.errf(ou.Line, "%q is declared as a mirror to a mirror target %s!", ou.Key, target)
-	case !src.Spec.Enumerates:
-		// The reference can only mirror an OU whose groups it enumerated (read_all).
-		l.errf(ou.Line, "%q is declared as a mirror of %q, whose %s backend does not enumerate its groups", ou.Key, ou.Mirror, src.Type)
+		problems = append(problems, fmt.Sprintf("%q is declared as a mirror to a non-existing target %s!", ou.Key, target))
+	case truthy(src.Settings.n.Get("mirror")):
+		// The reference looks at the target's `mirror` key, whatever the target's type.
+		problems = append(problems, fmt.Sprintf("%q is declared as a mirror to a mirror target %s!", ou.Key, target))
+	case !src.Spec.Enumerates && ou.Spec.Enumerates:
+		// Calculating a mirror needs the source's groups enumerated (read_all), which a
+		// backend like dummy never does.
+		problems = append(problems, fmt.Sprintf("%q is declared as a mirror of %q, whose %s backend does not enumerate its groups", ou.Key, ou.Mirror, src.Type))
 	}
+	for _, p := range problems {
+		if ou.Spec.Enumerates {
+			l.errf(ou.Line, "%s", p)
+		} else {
+			l.c.Warn(l.rel, ou.Line, "%s (a %s OU calculates nothing, so its mirror is ignored)", p, ou.Type)
+		}
+	}
+	if len(problems) > 0 && !ou.Spec.Enumerates {
+		ou.Mirror = ""
+	}
+}
+
+// truthy is Ruby's truth of a YAML value: anything but null and false.
+func truthy(n *yaml11.Node) bool {
+	return n != nil && n.Kind != yaml11.Null && !(n.Kind == yaml11.Bool && !n.Bool)
 }
 
 // reservedFilterNames would hijack rule or reserved keys of .txt files (Q-34).

@@ -568,6 +568,57 @@ people_data_source: y
 	}
 }
 
+// Issue 23: the reference checks (validate_mirror!) and calculates a mirror only in the ldap
+// backend; a dummy OU's `mirror` is neither. A dummy OU mirroring a dummy OU is accepted and
+// listed as a copy; one whose mirror could not be calculated loads with a warning, as a plain
+// dummy OU. An ldap OU mirroring a dummy OU keeps failing, as in the reference.
+func TestDummyMirrors(t *testing.T) {
+	for _, tc := range []struct {
+		name, groups string
+		mirror       string // the copy OU's Mirror after loading
+		warn, err    string
+	}{
+		{name: "dummy of dummy", groups: "  lib:\n    type: dummy\n  copy:\n    type: dummy\n    mirror: lib\n", mirror: "lib"},
+		{name: "dummy of ldap", groups: ldapOU("a", "") + "  copy:\n    type: dummy\n    mirror: a\n", mirror: "a"},
+		{name: "dummy with its own directory", groups: "  lib:\n    type: dummy\n  copy:\n    type: dummy\n    dir: c\n    mirror: lib\n",
+			warn: `"copy" is declared as a mirror OU but source "ldap-config/c" exists! (a dummy OU calculates nothing, so its mirror is ignored)`},
+		{name: "dummy of nothing", groups: "  copy:\n    type: dummy\n    mirror: nope\n",
+			warn: `"copy" is declared as a mirror to a non-existing target "nope"! (a dummy OU`},
+		{name: "dummy of a dummy mirror", groups: "  lib:\n    type: dummy\n  m:\n    type: dummy\n    mirror: lib\n  copy:\n    type: dummy\n    mirror: m\n",
+			warn: `"copy" is declared as a mirror to a mirror target "m"! (a dummy OU`},
+		{name: "dummy mirror that is not a string", groups: "  copy:\n    type: dummy\n    mirror: [lib]\n",
+			warn: `Group "copy" attribute mirror is Array, not a String; a dummy OU calculates nothing, so it is ignored`},
+		{name: "dummy mirror false", groups: "  copy:\n    type: dummy\n    mirror: false\n"},
+		{name: "ldap of dummy", groups: "  lib:\n    type: dummy\n" + ldapOU("copy", "    mirror: lib\n"),
+			err: `"copy" is declared as a mirror of "lib", whose dummy backend does not enumerate its groups`},
+		{name: "ldap of a dummy that declares a mirror", groups: "  lib:\n    type: dummy\n  m:\n    type: dummy\n    dir: c\n    mirror: lib\n" + ldapOU("copy", "    mirror: m\n"),
+			err: `"copy" is declared as a mirror to a mirror target "m"!`},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			cfg, warns, errs := parse(t, cfgText(tc.groups))
+			if tc.err != "" {
+				checkCfgErrs(t, errs, []cfgErr{{-1, tc.err}})
+				return
+			}
+			if errs != nil {
+				t.Fatalf("errors: %v", errs)
+			}
+			if got := cfg.OU("copy").Mirror; got != tc.mirror {
+				t.Errorf("Mirror = %q, want %q", got, tc.mirror)
+			}
+			var ws []string
+			for _, w := range warns {
+				if strings.Contains(w.Msg, "mirror") {
+					ws = append(ws, w.Msg)
+				}
+			}
+			if tc.warn == "" && len(ws) > 0 || tc.warn != "" && (len(ws) != 1 || !strings.Contains(ws[0], tc.warn)) {
+				t.Errorf("mirror warnings %q, want %q", ws, tc.warn)
+			}
+		})
+	}
+}
+
 // The orgchart extra's problems only matter to management rules (the reference reads the map
 // lazily), so loading keeps them on the Orgchart instead of failing.
 func TestOrgchartProblemsAreDeferred(t *testing.T) {
