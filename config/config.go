@@ -124,6 +124,10 @@ type OU struct {
 	// FileErr, when set, fails every file of the OU that a run uses (an untyped OU whose
 	// restrictions are malformed).
 	FileErr string
+	// Plugin is the built-in LDAP plugin class of the OU's `plugin:` block (GroupOfNames,
+	// PosixGroup or Dummy), "" without one. PluginErr says why the block cannot be used; as in
+	// the reference, that only fails the OU's plan and apply, never a calculation.
+	Plugin, PluginErr string
 }
 
 // Filter is one entry of `filters:`.
@@ -271,6 +275,9 @@ type loader struct {
 	cfg   *Config
 	rel   string
 	c     validate.Collector
+	// broken are the OU keys whose entries were refused (reported already): what refers to
+	// them reports nothing more, since "no such OU" would be a second, false error.
+	broken map[string]bool
 }
 
 // envValue stands for a substituted value in messages.
@@ -497,8 +504,10 @@ func (l *loader) groups(g, backends *yaml11.Node) {
 			presets[k.Text()] = backends.Values[i]
 		}
 	}
+	l.broken = map[string]bool{}
 	for i, k := range g.Keys {
 		key, entry := k.Text(), g.Values[i]
+		l.broken[key] = true // until the entry loads
 		if entry.Kind != yaml11.Map {
 			l.errf(entry.Line, "Entitlements configuration group %q must be a map, not %s", key, entry.RubyClass())
 			continue
@@ -523,6 +532,7 @@ func (l *loader) groups(g, backends *yaml11.Node) {
 		if ou == nil {
 			continue
 		}
+		delete(l.broken, key)
 		ou.Order = len(l.cfg.OUs)
 		l.cfg.OUs = append(l.cfg.OUs, ou)
 		l.cfg.byKey[key] = ou
@@ -536,7 +546,7 @@ func (l *loader) groups(g, backends *yaml11.Node) {
 			continue
 		}
 		for _, it := range ou.Settings.n.Get("ou").Items {
-			if l.cfg.byKey[it.Text()] == nil {
+			if l.cfg.byKey[it.Text()] == nil && !l.broken[it.Text()] {
 				// The reference only fails when none of the listed OUs exists (at plan time).
 				l.c.Warn(l.rel, it.Line, "Group %q: member_of OU %s is not configured; it is ignored", ou.Key, show(it))
 			}
@@ -698,7 +708,7 @@ func (l *loader) ou(key string, m *yaml11.Node, line int) *OU {
 			}
 		}
 		if p := m.Get("plugin"); p != nil {
-			bad = !l.plugin(key, p) || bad
+			bad = !l.plugin(ou, p) || bad
 		}
 	}
 	if b := m.Get("base"); b != nil && b.IsString() {
@@ -782,26 +792,29 @@ func (l *loader) ou(key string, m *yaml11.Node, line int) *OU {
 	return ou
 }
 
-func (l *loader) plugin(key string, p *yaml11.Node) bool {
+// plugin reads an OU's `plugin:` block. The reference checks that it is a map when the
+// config is loaded, and the rest only when it applies a change to the OU (calculating never
+// loads a plugin), so a block that cannot be used is a warning here and the OU's provider
+// refuses it (OU.PluginErr). It reports whether the block is acceptable at load.
+func (l *loader) plugin(ou *OU, p *yaml11.Node) bool {
 	if p.Kind != yaml11.Map {
-		l.errf(p.Line, "Group %q: plugin must be a map with 'file' and 'class'", key)
-		return false
-	}
-	if p.Get("file") == nil {
-		l.errf(p.Line, "plugin configuration hash must contain 'file' key")
+		l.errf(p.Line, "Group %q attribute plugin is supposed to be Hash, not %s!", ou.Key, p.RubyClass())
 		return false
 	}
 	c := p.Get("class")
-	if c == nil {
-		l.errf(p.Line, "plugin configuration hash must contain 'class' key")
-		return false
-	}
-	switch c.Text() {
-	case "GroupOfNames", "PosixGroup", "Dummy":
+	switch {
+	case p.Get("file") == nil:
+		ou.PluginErr = "plugin configuration hash must contain 'file' key"
+	case c == nil:
+		ou.PluginErr = "plugin configuration hash must contain 'class' key"
+	case c.IsString() && slices.Contains([]string{"GroupOfNames", "PosixGroup", "Dummy"}, c.Str):
+		ou.Plugin = c.Str
 		return true
+	default:
+		ou.PluginErr = fmt.Sprintf("LDAP plugin class %s is Ruby code and cannot be loaded (built-in: GroupOfNames, PosixGroup, Dummy)", show(c))
 	}
-	l.errf(c.Line, "Group %q: LDAP plugin class %s is Ruby code and cannot be loaded (built-in: GroupOfNames, PosixGroup, Dummy)", key, show(c))
-	return false
+	l.c.Warn(l.rel, p.Line, "Group %q: %s; calculating is not affected, but planning or applying this OU fails", ou.Key, ou.PluginErr)
+	return true
 }
 
 // checkMirror runs the reference's mirror checks (validate_mirror!) where the reference runs
@@ -820,6 +833,8 @@ func (l *loader) checkMirror(ou *OU) {
 	src := l.cfg.byKey[ou.Mirror]
 	target := show(ou.Settings.n.Get("mirror"))
 	switch {
+	case src == nil && l.broken[ou.Mirror]:
+		// The target is configured but its entry was refused, which is reported already.
 	case src == nil:
 		problems = append(problems, fmt.Sprintf("%q is declared as a mirror to a non-existing target %s!", ou.Key, target))
 	case truthy(src.Settings.n.Get("mirror")):
