@@ -32,6 +32,8 @@ const (
 	FilterMemberOfLDAPGroup = "MemberOfLDAPGroup"
 )
 
+// filterClasses accepts the short class names too: an extension (issue 23), since the
+// reference resolves `class:` as a Ruby constant and fails on them.
 var filterClasses = map[string]string{
 	"Entitlements::Data::Groups::Calculated::Filters::MemberOfGroup": FilterMemberOfGroup,
 	"MemberOfGroup": FilterMemberOfGroup,
