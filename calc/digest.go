@@ -45,7 +45,11 @@ func (r *Repo) Digest() Digest {
 		}
 	}
 	for _, k := range slices.Sorted(maps.Keys(r.mm)) {
-		fmt.Fprintf(h, "mgr %q %q\n", k, r.mm[k])
+		if m := r.mm[k]; m.None {
+			fmt.Fprintf(h, "mgr %q none\n", k)
+		} else {
+			fmt.Fprintf(h, "mgr %q %q\n", k, m.UID)
+		}
 	}
 	d.People = hex.EncodeToString(h.Sum(nil))
 	return d

@@ -422,6 +422,9 @@ func TestTxtModel(t *testing.T) {
 		"username = bob\u2003# c\n", // EM SPACE before a comment stays in the value
 		"username = a ;\u00a0; \n",  // a trailing field of NBSP is not empty
 		"description = \u00a0x\u00a0\nusername = bob\n",
+		// Carriage returns at either end of a line are whitespace (issue 23).
+		"username = bob\n\r", "username = bob\r\r\n", "\r description = d \r\nusername = bob\r",
+		"username = bob # c\r\r\n", "username = bob; expiration = 2099-01-01\r\n",
 	) {
 		checkTxtModel(t, []byte(s))
 	}

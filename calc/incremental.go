@@ -127,17 +127,17 @@ func (r *Repo) afterPeople() {
 	// Someone whose manager changed moves out of the subtrees of their old chain and into
 	// those of the new one; direct_report sets change for the old and new manager only.
 	aff := map[string]bool{}
-	mark := func(mm map[string]string, from string) {
+	mark := func(mm map[string]people.Manager, from string) {
 		// aff ends every walk, cycles in the manager map included.
-		for cur := from; cur != "" && !aff[cur]; cur = strings.ToLower(mm[cur]) {
+		for cur := from; cur != "" && !aff[cur]; cur = strings.ToLower(mm[cur].UID) {
 			aff[cur] = true
 		}
 	}
-	diff := func(a, c map[string]string) {
+	diff := func(a, c map[string]people.Manager) {
 		for k, v := range a {
-			if w, ok := c[k]; !ok || !strings.EqualFold(v, w) {
-				mark(b.mm, strings.ToLower(b.mm[k]))
-				mark(r.mm, strings.ToLower(r.mm[k]))
+			if w, ok := c[k]; !ok || v.None != w.None || !strings.EqualFold(v.UID, w.UID) {
+				mark(b.mm, strings.ToLower(b.mm[k].UID))
+				mark(r.mm, strings.ToLower(r.mm[k].UID))
 			}
 		}
 	}
@@ -381,7 +381,7 @@ func (r *Repo) peopleFromBase(data []byte) ([]people.Person, bool) {
 }
 
 // managerMapFromBase is peopleFromBase for the manager map.
-func (r *Repo) managerMapFromBase(data []byte) (map[string]string, bool) {
+func (r *Repo) managerMapFromBase(data []byte) (map[string]people.Manager, bool) {
 	if r.inc == nil || r.inc.base.mmData == nil {
 		return nil, false
 	}
@@ -394,7 +394,7 @@ func (r *Repo) managerMapFromBase(data []byte) (map[string]string, bool) {
 	if !ok {
 		return nil, false
 	}
-	out := make(map[string]string, len(d.Keys))
+	out := make(map[string]people.Manager, len(d.Keys))
 	for i, k := range d.Keys {
 		if _, same := d.Same(i, bd.mm); same {
 			v, ok := b.mm[k]

@@ -165,8 +165,8 @@ func TestIncrementalEqualsFull(t *testing.T) {
 			// Only the org-chart leaves of managers above u000100, before or after, are
 			// computed again.
 			chain := map[string]bool{}
-			for _, m := range []map[string]string{baseRepo.mm, inc.mm} {
-				for cur := strings.ToLower(m["u000100"]); cur != "" && !chain[cur]; cur = strings.ToLower(m[cur]) {
+			for _, m := range []map[string]people.Manager{baseRepo.mm, inc.mm} {
+				for cur := strings.ToLower(m["u000100"].UID); cur != "" && !chain[cur]; cur = strings.ToLower(m[cur].UID) {
 					chain[cur] = true
 				}
 			}
@@ -354,11 +354,11 @@ func TestPeopleEntriesReused(t *testing.T) {
 		t.Errorf("changed entry parsed as %+v", ps[100])
 	}
 	m, ok := inc.managerMapFromBase([]byte(mm))
-	if !ok || m["u000100"] != "u000001" || len(m) != len(baseRepo.mm) {
-		t.Errorf("manager map from base: ok %v, u000100 -> %q, %d entries", ok, m["u000100"], len(m))
+	if want := (people.Manager{UID: "u000001"}); !ok || m["u000100"] != want || len(m) != len(baseRepo.mm) {
+		t.Errorf("manager map from base: ok %v, u000100 -> %+v, %d entries", ok, m["u000100"], len(m))
 	}
-	if inc.mm["u000100"] != "u000001" {
-		t.Errorf("the incremental load's org chart has u000100 -> %q", inc.mm["u000100"])
+	if inc.mm["u000100"].UID != "u000001" {
+		t.Errorf("the incremental load's org chart has u000100 -> %+v", inc.mm["u000100"])
 	}
 
 	// An incremental load is a base like any other: a second change reuses its entries.

@@ -495,14 +495,14 @@ func (r *Repo) computeLeaf(ctx context.Context, method, value string) (*roaring.
 			b.Add(id)
 		}
 		return b, nil
-	case "management":
-		if r.orgErr != nil {
+	case "management", "direct_report":
+		switch {
+		case r.noOrg:
+			return roaring.New(), nil
+		case r.orgErr != nil:
 			return nil, r.orgErr
-		}
-		return r.org.Management(value)
-	case "direct_report":
-		if r.orgErr != nil {
-			return nil, r.orgErr
+		case method == "management":
+			return r.org.Management(value)
 		}
 		return r.org.DirectReports(value)
 	case "ldap_group":

@@ -34,8 +34,8 @@ type Repo struct {
 	ignore   bool
 	dir      *people.Directory
 	org      *people.Orgchart
-	orgErr   error             // why management rules cannot work (set instead of org)
-	mm       map[string]string // the manager map behind org
+	orgErr   error                     // why management rules cannot work (set instead of org)
+	mm       map[string]people.Manager // the manager map behind org
 	universe *roaring.Bitmap
 
 	methods  map[string]bool
@@ -56,6 +56,9 @@ type Repo struct {
 	ldap       map[string]*LDAPGroup
 	warnings   []validate.Warning
 	fnames     map[string]bool // configured filter names
+	// noOrg: the manager map was refused when it was loaded (reported then); management
+	// rules match nobody rather than report the same problem again at every rule.
+	noOrg bool
 	// noPeople: the people data failed to load (an error is reported); rules that need
 	// people match nobody, so that the rest of the repo is still checked.
 	noPeople bool
@@ -239,7 +242,7 @@ func load(ctx context.Context, path string, opt Options) (*Repo, *validate.Colle
 	// People and definitions do not depend on each other until linking: read them at once.
 	var pc validate.Collector
 	peopleDone := make(chan error, 1)
-	go func() { peopleDone <- r.loadPeople(ctx, &pc) }()
+	go func() { peopleDone <- r.loadPeople(ctx, &pc, c) }()
 	enumErr := r.enumerate(ctx, c)
 	if err := <-peopleDone; err != nil {
 		// Unusable people data does not stop the run: references and cycles are still
@@ -294,7 +297,10 @@ func (r *Repo) People() *people.Directory { return r.dir }
 // Warnings returns every warning found while loading.
 func (r *Repo) Warnings() []validate.Warning { return r.warnings }
 
-func (r *Repo) loadPeople(ctx context.Context, c *validate.Collector) error {
+// loadPeople reads the people data and the manager map. The people data's problems go to c
+// and are returned (the people are unusable); the manager map's go to org, since they only
+// concern management rules.
+func (r *Repo) loadPeople(ctx context.Context, c, org *validate.Collector) error {
 	src := r.cfg.People[r.cfg.PeopleDataSource]
 	var mmFile string
 	if oc := r.cfg.Orgchart; oc != nil && oc.Err == "" {
@@ -304,7 +310,7 @@ func (r *Repo) loadPeople(ctx context.Context, c *validate.Collector) error {
 		if f, ok := src.Config.Get("filename").AsString(); ok && f != "" {
 			if r.reusePeople(r.peoplePath(f), mmFile) {
 				if r.cfg.Orgchart != nil && !r.inc.orgSame {
-					r.loadOrgchart()
+					r.loadOrgchart(org)
 					r.afterPeople()
 				}
 				return nil
@@ -314,7 +320,7 @@ func (r *Repo) loadPeople(ctx context.Context, c *validate.Collector) error {
 	defer r.afterPeople()
 	// The manager map is as large as the people file: parse both at once.
 	type mmResult struct {
-		m   map[string]string
+		m   map[string]people.Manager
 		err error
 	}
 	mmDone := make(chan mmResult, 1)
@@ -326,9 +332,11 @@ func (r *Repo) loadPeople(ctx context.Context, c *validate.Collector) error {
 	}
 	persons, err := r.readPeople(ctx, src, 0)
 	if err != nil {
-		var le *people.LineError
-		if errors.As(err, &le) {
-			c.Add(r.peopleRel(src), le.Line, validate.KindPeople, "%s", le.Msg)
+		var les people.LineErrors
+		if errors.As(err, &les) {
+			for _, le := range les {
+				c.Add(r.peopleRel(src), le.Line, validate.KindPeople, "%s", le.Msg)
+			}
 		} else {
 			c.AddError(&validate.Error{Path: r.cfg.Rel(r.cfg.File), Line: src.Line, Kind: validate.KindPeople,
 				Msg: fmt.Sprintf("people source %q: %v", src.Name, err), Err: err})
@@ -354,12 +362,12 @@ func (r *Repo) loadPeople(ctx context.Context, c *validate.Collector) error {
 		if oc.Err == "" {
 			mm = <-mmDone
 		}
-		r.setOrgchart(mm.m, mm.err)
+		r.setOrgchart(mm.m, mm.err, org)
 	}
 	return nil
 }
 
-func (r *Repo) readManagerMap(path string) (map[string]string, error) {
+func (r *Repo) readManagerMap(path string) (map[string]people.Manager, error) {
 	data, err := r.fsys.ReadFile(path, safefile.Options{MaxSize: r.opt.MaxFileSize})
 	if err != nil {
 		return nil, fmt.Errorf("manager map: %w", err)
@@ -372,23 +380,30 @@ func (r *Repo) readManagerMap(path string) (map[string]string, error) {
 }
 
 // loadOrgchart reads the manager map for people already loaded.
-func (r *Repo) loadOrgchart() {
+func (r *Repo) loadOrgchart(c *validate.Collector) {
 	oc := r.cfg.Orgchart
 	if oc.Err != "" {
-		r.setOrgchart(nil, nil)
+		r.setOrgchart(nil, nil, c)
 		return
 	}
 	m, err := r.readManagerMap(oc.ManagerMapFile)
-	r.setOrgchart(m, err)
+	r.setOrgchart(m, err, c)
 }
 
-// setOrgchart builds the org chart; problems with the manager map only fail the rules that
-// need it (orgErr).
-func (r *Repo) setOrgchart(m map[string]string, err error) {
+// setOrgchart builds the org chart. A manager map that cannot be read or parsed only fails
+// the rules that need it (orgErr), as in the reference; values of the wrong type are refused
+// at load, each at its line (issue 23).
+func (r *Repo) setOrgchart(m map[string]people.Manager, err error, c *validate.Collector) {
 	oc := r.cfg.Orgchart
+	var les people.LineErrors
 	switch {
 	case oc.Err != "":
 		r.orgErr = fmt.Errorf("%s: %w", oc.Err, people.ErrManagerMap)
+	case errors.As(err, &les):
+		for _, le := range les {
+			c.Add(r.cfg.Rel(oc.ManagerMapFile), le.Line, validate.KindPeople, "%s", le.Msg)
+		}
+		r.noOrg = true
 	case err != nil:
 		r.orgErr = fmt.Errorf("%v: %w", err, people.ErrManagerMap)
 	default:

@@ -32,6 +32,8 @@ const (
 	FilterMemberOfLDAPGroup = "MemberOfLDAPGroup"
 )
 
+// filterClasses accepts the short class names too: an extension (issue 23), since the
+// reference resolves `class:` as a Ruby constant and fails on them.
 var filterClasses = map[string]string{
 	"Entitlements::Data::Groups::Calculated::Filters::MemberOfGroup": FilterMemberOfGroup,
 	"MemberOfGroup": FilterMemberOfGroup,
@@ -124,6 +126,10 @@ type OU struct {
 	// FileErr, when set, fails every file of the OU that a run uses (an untyped OU whose
 	// restrictions are malformed).
 	FileErr string
+	// Plugin is the built-in LDAP plugin class of the OU's `plugin:` block (GroupOfNames,
+	// PosixGroup or Dummy), "" without one. PluginErr says why the block cannot be used; as in
+	// the reference, that only fails the OU's plan and apply, never a calculation.
+	Plugin, PluginErr string
 }
 
 // Filter is one entry of `filters:`.
@@ -271,6 +277,9 @@ type loader struct {
 	cfg   *Config
 	rel   string
 	c     validate.Collector
+	// broken are the OU keys whose entries were refused (reported already): what refers to
+	// them reports nothing more, since "no such OU" would be a second, false error.
+	broken map[string]bool
 }
 
 // envValue stands for a substituted value in messages.
@@ -497,8 +506,10 @@ func (l *loader) groups(g, backends *yaml11.Node) {
 			presets[k.Text()] = backends.Values[i]
 		}
 	}
+	l.broken = map[string]bool{}
 	for i, k := range g.Keys {
 		key, entry := k.Text(), g.Values[i]
+		l.broken[key] = true // until the entry loads
 		if entry.Kind != yaml11.Map {
 			l.errf(entry.Line, "Entitlements configuration group %q must be a map, not %s", key, entry.RubyClass())
 			continue
@@ -523,6 +534,7 @@ func (l *loader) groups(g, backends *yaml11.Node) {
 		if ou == nil {
 			continue
 		}
+		delete(l.broken, key)
 		ou.Order = len(l.cfg.OUs)
 		l.cfg.OUs = append(l.cfg.OUs, ou)
 		l.cfg.byKey[key] = ou
@@ -536,7 +548,7 @@ func (l *loader) groups(g, backends *yaml11.Node) {
 			continue
 		}
 		for _, it := range ou.Settings.n.Get("ou").Items {
-			if l.cfg.byKey[it.Text()] == nil {
+			if l.cfg.byKey[it.Text()] == nil && !l.broken[it.Text()] {
 				// The reference only fails when none of the listed OUs exists (at plan time).
 				l.c.Warn(l.rel, it.Line, "Group %q: member_of OU %s is not configured; it is ignored", ou.Key, show(it))
 			}
@@ -780,18 +792,24 @@ func (l *loader) ou(key string, m *yaml11.Node, line int) *OU {
 			}
 		}
 		if p := m.Get("plugin"); p != nil {
-			bad = !l.plugin(key, p) || bad
+			bad = !l.plugin(ou, p) || bad
 		}
 	}
 	if b := m.Get("base"); b != nil && b.IsString() {
 		ou.Base = b.Str
 	}
 	if mi := m.Get("mirror"); mi != nil {
-		if !mi.IsString() {
+		switch {
+		case mi.IsString():
+			ou.Mirror = mi.Str
+		case spec.AnyKeys:
+			// Untyped OUs (dummy) are not validated by the reference, nor calculated.
+			if truthy(mi) {
+				l.c.Warn(l.rel, mi.Line, "Group %q attribute mirror is %s, not a String; a %s OU calculates nothing, so it is ignored", key, mi.RubyClass(), t.Str)
+			}
+		default:
 			l.errf(mi.Line, "Group %q attribute mirror is supposed to be String, not %s!", key, mi.RubyClass())
 			bad = true
-		} else {
-			ou.Mirror = mi.Str
 		}
 	}
 	if v := m.Get("allowed_methods"); v != nil {
@@ -858,46 +876,74 @@ func (l *loader) ou(key string, m *yaml11.Node, line int) *OU {
 	return ou
 }
 
-func (l *loader) plugin(key string, p *yaml11.Node) bool {
+// plugin reads an OU's `plugin:` block. The reference checks that it is a map when the
+// config is loaded, and the rest only when it applies a change to the OU (calculating never
+// loads a plugin), so a block that cannot be used is a warning here and the OU's provider
+// refuses it (OU.PluginErr). It reports whether the block is acceptable at load.
+func (l *loader) plugin(ou *OU, p *yaml11.Node) bool {
 	if p.Kind != yaml11.Map {
-		l.errf(p.Line, "Group %q: plugin must be a map with 'file' and 'class'", key)
-		return false
-	}
-	if p.Get("file") == nil {
-		l.errf(p.Line, "plugin configuration hash must contain 'file' key")
+		l.errf(p.Line, "Group %q attribute plugin is supposed to be Hash, not %s!", ou.Key, p.RubyClass())
 		return false
 	}
 	c := p.Get("class")
-	if c == nil {
-		l.errf(p.Line, "plugin configuration hash must contain 'class' key")
-		return false
-	}
-	switch c.Text() {
-	case "GroupOfNames", "PosixGroup", "Dummy":
+	switch {
+	case p.Get("file") == nil:
+		ou.PluginErr = "plugin configuration hash must contain 'file' key"
+	case c == nil:
+		ou.PluginErr = "plugin configuration hash must contain 'class' key"
+	case c.IsString() && slices.Contains([]string{"GroupOfNames", "PosixGroup", "Dummy"}, c.Str):
+		ou.Plugin = c.Str
 		return true
+	default:
+		ou.PluginErr = fmt.Sprintf("LDAP plugin class %s is Ruby code and cannot be loaded (built-in: GroupOfNames, PosixGroup, Dummy)", show(c))
 	}
-	l.errf(c.Line, "Group %q: LDAP plugin class %s is Ruby code and cannot be loaded (built-in: GroupOfNames, PosixGroup, Dummy)", key, show(c))
-	return false
+	l.c.Warn(l.rel, p.Line, "Group %q: %s; calculating is not affected, but planning or applying this OU fails", ou.Key, ou.PluginErr)
+	return true
 }
 
+// checkMirror runs the reference's mirror checks (validate_mirror!) where the reference runs
+// them: on an OU whose backend calculates its mirror. Any other OU (dummy) is never
+// calculated by the reference and nothing checks its `mirror`; we list its copy of the
+// source's groups (as the corpus lists mirror OUs) when there is one, and otherwise ignore
+// the key with a warning.
 func (l *loader) checkMirror(ou *OU) {
 	if ou.Mirror == "" {
 		return
 	}
+	var problems []string
 	if st, err := l.fsys.Stat(ou.Dir); err == nil && st.IsDir() {
-		l.errf(ou.Line, "%q is declared as a mirror OU but source %q exists!", ou.Key, l.cfg.Rel(ou.Dir))
+		problems = append(problems, fmt.Sprintf("%q is declared as a mirror OU but source %q exists!", ou.Key, l.cfg.Rel(ou.Dir)))
 	}
 	src := l.cfg.byKey[ou.Mirror]
 	target := show(ou.Settings.n.Get("mirror"))
 	switch {
+	case src == nil && l.broken[ou.Mirror]:
+		// The target is configured but its entry was refused, which is reported already.
 	case src == nil:
-		l.errf(ou.Line, "%q is declared as a mirror to a non-existing target %s!", ou.Key, target)
-	case src.Mirror != "":
-		l.errf(ou.Line, "%q is declared as a mirror to a mirror target %s!", ou.Key, target)
-	case !src.Spec.Enumerates:
-		// The reference can only mirror an OU whose groups it enumerated (read_all).
-		l.errf(ou.Line, "%q is declared as a mirror of %q, whose %s backend does not enumerate its groups", ou.Key, ou.Mirror, src.Type)
+		problems = append(problems, fmt.Sprintf("%q is declared as a mirror to a non-existing target %s!", ou.Key, target))
+	case truthy(src.Settings.n.Get("mirror")):
+		// The reference looks at the target's `mirror` key, whatever the target's type.
+		problems = append(problems, fmt.Sprintf("%q is declared as a mirror to a mirror target %s!", ou.Key, target))
+	case !src.Spec.Enumerates && ou.Spec.Enumerates:
+		// Calculating a mirror needs the source's groups enumerated (read_all), which a
+		// backend like dummy never does.
+		problems = append(problems, fmt.Sprintf("%q is declared as a mirror of %q, whose %s backend does not enumerate its groups", ou.Key, ou.Mirror, src.Type))
 	}
+	for _, p := range problems {
+		if ou.Spec.Enumerates {
+			l.errf(ou.Line, "%s", p)
+		} else {
+			l.c.Warn(l.rel, ou.Line, "%s (a %s OU calculates nothing, so its mirror is ignored)", p, ou.Type)
+		}
+	}
+	if len(problems) > 0 && !ou.Spec.Enumerates {
+		ou.Mirror = ""
+	}
+}
+
+// truthy is Ruby's truth of a YAML value: anything but null and false.
+func truthy(n *yaml11.Node) bool {
+	return n != nil && n.Kind != yaml11.Null && !(n.Kind == yaml11.Bool && !n.Bool)
 }
 
 // reservedFilterNames would hijack rule or reserved keys of .txt files (Q-34).

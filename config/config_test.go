@@ -277,10 +277,8 @@ func TestGroupEntries(t *testing.T) {
 		{name: "ldap boolean option with a string", text: cfgText(ldapOU("a", "    create_if_missing: \"yes\"\n")),
 			errs: []cfgErr{{-1, "create_if_missing is supposed to be a boolean"}}},
 		{name: "ldap built-in plugin", text: cfgText(ldapOU("a", "    plugin:\n      file: posix_group.rb\n      class: PosixGroup\n"))},
-		{name: "ldap Ruby plugin", text: cfgText(ldapOU("a", "    plugin:\n      file: ./mine.rb\n      class: Mine\n")),
-			errs: []cfgErr{{-1, `LDAP plugin class "Mine"`}}},
-		{name: "ldap plugin without file", text: cfgText(ldapOU("a", "    plugin:\n      class: PosixGroup\n")),
-			errs: []cfgErr{{-1, "must contain 'file' key"}}},
+		{name: "ldap plugin not a map", text: cfgText(ldapOU("a", "    plugin: posix_group.rb\n")),
+			errs: []cfgErr{{-1, `Group "a" attribute plugin is supposed to be Hash, not String!`}}},
 		{name: "dummy accepts any keys", text: cfgText(okGroups + "  lib:\n    type: dummy\n    anything: [1]\n    dir: ../ldap-config/lib\n")},
 		{name: "dummy without a directory is fine", text: cfgText(okGroups + "  ghost:\n    type: dummy\n")},
 		{name: "enumerated OU without a directory", text: cfgText(okGroups + ldapOU("zz", "")),
@@ -565,6 +563,101 @@ people_data_source: y
 	_, _, err := Parse(filepath.Join(dir, "config.yaml"), []byte(cfg), Options{BaseDir: dir})
 	if err == nil || !strings.Contains(err.Error(), "does not enumerate") {
 		t.Fatalf("err = %v", err)
+	}
+}
+
+// Issue 23: the reference reads an OU's plugin block only when it applies a change to the OU,
+// so a block that cannot be used loads with a warning (the provider refuses it, see
+// OU.PluginErr), and a mirror of that OU is not told its target does not exist.
+func TestPluginProblemsAreWarnings(t *testing.T) {
+	for _, tc := range []struct{ name, plugin, want string }{
+		{"without file", "    plugin:\n      class: GroupOfNames\n", "plugin configuration hash must contain 'file' key"},
+		{"without class", "    plugin:\n      file: group_of_names.rb\n", "plugin configuration hash must contain 'class' key"},
+		{"Ruby class", "    plugin:\n      file: ./mine.rb\n      class: Mine\n", `LDAP plugin class "Mine" is Ruby code and cannot be loaded`},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			cfg, warns, errs := parse(t, cfgText(ldapOU("a", tc.plugin)+ldapOU("m", "    mirror: a\n")))
+			if errs != nil {
+				t.Fatalf("errors: %v", errs)
+			}
+			if a := cfg.OU("a"); !strings.HasPrefix(a.PluginErr, tc.want) || a.Plugin != "" {
+				t.Errorf("Plugin %q, PluginErr %q; want %q", a.Plugin, a.PluginErr, tc.want)
+			}
+			if len(warns) != 1 || !strings.Contains(warns[0].Msg, tc.want) || !strings.Contains(warns[0].Msg, "planning or applying this OU fails") {
+				t.Errorf("warnings %v", warns)
+			}
+			if m := cfg.OU("m"); m.Mirror != "a" || m.PluginErr != "" {
+				t.Errorf("mirror %+v", m)
+			}
+		})
+	}
+	cfg, _, errs := parse(t, cfgText(ldapOU("a", "    plugin:\n      file: posix_group.rb\n      class: PosixGroup\n")))
+	if errs != nil || cfg.OU("a").Plugin != "PosixGroup" || cfg.OU("a").PluginErr != "" {
+		t.Errorf("built-in plugin: %v %+v", errs, cfg.OU("a"))
+	}
+}
+
+// An OU entry that is refused is reported once: OUs that mirror or list it do not add "no such
+// OU" errors about an OU that is in the config.
+func TestBrokenOUIsOneError(t *testing.T) {
+	_, warns, errs := parse(t, cfgText(ldapOU("a", "    plugin: x\n")+ldapOU("m", "    mirror: a\n")+
+		"  mo:\n    type: member_of\n    memberof_attribute: x\n    ou: [a]\n"+ldapConnPart))
+	checkCfgErrs(t, errs, []cfgErr{{-1, `Group "a" attribute plugin is supposed to be Hash, not String!`}})
+	for _, w := range warns {
+		if strings.Contains(w.Msg, "not configured") {
+			t.Errorf("warning about the broken OU: %s", w.Msg)
+		}
+	}
+}
+
+// Issue 23: the reference checks (validate_mirror!) and calculates a mirror only in the ldap
+// backend; a dummy OU's `mirror` is neither. A dummy OU mirroring a dummy OU is accepted and
+// listed as a copy; one whose mirror could not be calculated loads with a warning, as a plain
+// dummy OU. An ldap OU mirroring a dummy OU keeps failing, as in the reference.
+func TestDummyMirrors(t *testing.T) {
+	for _, tc := range []struct {
+		name, groups string
+		mirror       string // the copy OU's Mirror after loading
+		warn, err    string
+	}{
+		{name: "dummy of dummy", groups: "  lib:\n    type: dummy\n  copy:\n    type: dummy\n    mirror: lib\n", mirror: "lib"},
+		{name: "dummy of ldap", groups: ldapOU("a", "") + "  copy:\n    type: dummy\n    mirror: a\n", mirror: "a"},
+		{name: "dummy with its own directory", groups: "  lib:\n    type: dummy\n  copy:\n    type: dummy\n    dir: c\n    mirror: lib\n",
+			warn: `"copy" is declared as a mirror OU but source "ldap-config/c" exists! (a dummy OU calculates nothing, so its mirror is ignored)`},
+		{name: "dummy of nothing", groups: "  copy:\n    type: dummy\n    mirror: nope\n",
+			warn: `"copy" is declared as a mirror to a non-existing target "nope"! (a dummy OU`},
+		{name: "dummy of a dummy mirror", groups: "  lib:\n    type: dummy\n  m:\n    type: dummy\n    mirror: lib\n  copy:\n    type: dummy\n    mirror: m\n",
+			warn: `"copy" is declared as a mirror to a mirror target "m"! (a dummy OU`},
+		{name: "dummy mirror that is not a string", groups: "  copy:\n    type: dummy\n    mirror: [lib]\n",
+			warn: `Group "copy" attribute mirror is Array, not a String; a dummy OU calculates nothing, so it is ignored`},
+		{name: "dummy mirror false", groups: "  copy:\n    type: dummy\n    mirror: false\n"},
+		{name: "ldap of dummy", groups: "  lib:\n    type: dummy\n" + ldapOU("copy", "    mirror: lib\n"),
+			err: `"copy" is declared as a mirror of "lib", whose dummy backend does not enumerate its groups`},
+		{name: "ldap of a dummy that declares a mirror", groups: "  lib:\n    type: dummy\n  m:\n    type: dummy\n    dir: c\n    mirror: lib\n" + ldapOU("copy", "    mirror: m\n"),
+			err: `"copy" is declared as a mirror to a mirror target "m"!`},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			cfg, warns, errs := parse(t, cfgText(tc.groups))
+			if tc.err != "" {
+				checkCfgErrs(t, errs, []cfgErr{{-1, tc.err}})
+				return
+			}
+			if errs != nil {
+				t.Fatalf("errors: %v", errs)
+			}
+			if got := cfg.OU("copy").Mirror; got != tc.mirror {
+				t.Errorf("Mirror = %q, want %q", got, tc.mirror)
+			}
+			var ws []string
+			for _, w := range warns {
+				if strings.Contains(w.Msg, "mirror") {
+					ws = append(ws, w.Msg)
+				}
+			}
+			if tc.warn == "" && len(ws) > 0 || tc.warn != "" && (len(ws) != 1 || !strings.Contains(ws[0], tc.warn)) {
+				t.Errorf("mirror warnings %q, want %q", ws, tc.warn)
+			}
+		})
 	}
 }
 

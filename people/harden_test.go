@@ -15,8 +15,9 @@ func TestParseYAMLRefusesWhatTheReferenceCannotLoad(t *testing.T) {
 	for name, c := range map[string]struct {
 		src, want string
 	}{
-		"mixed list":          {"bob: {groups: [a, 1]}\n", "mixes strings and numbers"},
-		"mixed list floats":   {"bob: {groups: [1.5, b]}\n", "mixes strings and numbers"},
+		"mixed list":          {"bob: {groups: [a, 1]}\n", `attribute "groups" of person "bob" is a list holding an Integer (1)`},
+		"mixed list floats":   {"bob: {groups: [1.5, b]}\n", `attribute "groups" of person "bob" is a list holding a Float (1.5)`},
+		"list of numbers":     {"bob: {ids: [1, 2]}\n", `attribute "ids" of person "bob" is a list holding an Integer (1)`},
 		"NUL in a uid":        {"\"b\\0ob\": {cn: B}\n", "control character"},
 		"escape in attribute": {"bob: {cn: \"\\e[31m\"}\n", "control character"},
 	} {
@@ -27,7 +28,7 @@ func TestParseYAMLRefusesWhatTheReferenceCannotLoad(t *testing.T) {
 			}
 		})
 	}
-	for _, ok := range []string{"bob: {groups: [a, b]}\n", "bob: {ids: [1, 2]}\n", "bob: {cn: \"tab\\there\"}\n"} {
+	for _, ok := range []string{"bob: {groups: [a, b]}\n", "bob: {ids: ['1', '2']}\n", "bob: {cn: \"tab\\there\"}\n"} {
 		if _, err := ParseYAML([]byte(ok)); err != nil {
 			t.Errorf("%q: %v", ok, err)
 		}

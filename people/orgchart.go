@@ -31,15 +31,25 @@ type Orgchart struct {
 	// missing is the first person absent from the manager map: the reference builds its index
 	// from every person, so any management rule then fails.
 	missing error
-	mgr     map[string]string
+	mgr     map[string]Manager
+}
+
+// Manager is what a manager-map entry says about a person's manager.
+type Manager struct {
+	// UID is the manager's uid as written. The empty string is a value, as in the reference:
+	// the person reports to a manager who is nobody.
+	UID string
+	// None: the entry names no manager (null or false, no manager key, or an entry that is
+	// not a map). Every management rule then fails, as in the reference.
+	None bool
 }
 
 // LoadManagerMap reads a manager map file: lower-case uid → {manager: uid, ...}.
-func LoadManagerMap(path string) (map[string]string, error) { return LoadManagerMapFile(path, 0) }
+func LoadManagerMap(path string) (map[string]Manager, error) { return LoadManagerMapFile(path, 0) }
 
 // LoadManagerMapFile is LoadManagerMap with a size cap in bytes (0: the default of 64 MiB;
 // negative: none). Only a regular file is read.
-func LoadManagerMapFile(path string, maxSize int64) (map[string]string, error) {
+func LoadManagerMapFile(path string, maxSize int64) (map[string]Manager, error) {
 	data, err := safefile.Read(path, safefile.Options{MaxSize: maxSize})
 	if err != nil {
 		return nil, fmt.Errorf("manager map: %w", err)
@@ -47,8 +57,11 @@ func LoadManagerMapFile(path string, maxSize int64) (map[string]string, error) {
 	return ParseManagerMap(path, data)
 }
 
-// ParseManagerMap parses manager map text read from path (named in errors).
-func ParseManagerMap(path string, data []byte) (map[string]string, error) {
+// ParseManagerMap parses manager map text read from path (named in errors). A manager that
+// is neither a string nor null/false (`manager: 123`, a list) is refused: the reference
+// fails on it as soon as a management rule builds the org chart. Every such entry is
+// reported, as LineErrors.
+func ParseManagerMap(path string, data []byte) (map[string]Manager, error) {
 	if out, ok := managerEntries(data); ok {
 		return out, nil
 	}
@@ -56,62 +69,86 @@ func ParseManagerMap(path string, data []byte) (map[string]string, error) {
 }
 
 // managerWhole parses a manager map as one document.
-func managerWhole(path string, data []byte) (map[string]string, error) {
+func managerWhole(path string, data []byte) (map[string]Manager, error) {
 	root, _, err := yaml11.Parse(data, yaml11.Options{AllowDates: true})
 	if err != nil {
 		return nil, fmt.Errorf("manager map %s: %w", path, err)
 	}
-	out := make(map[string]string, len(root.Keys))
+	out := make(map[string]Manager, len(root.Keys))
 	if root.Kind == yaml11.Null {
 		return out, nil
 	}
 	if root.Kind != yaml11.Map {
 		return nil, fmt.Errorf("manager map %s: expected a map of uid to {manager: uid}, got %s", path, root.RubyClass())
 	}
+	var errs LineErrors
 	for i, k := range root.Keys {
-		out[k.Text()] = managerOf(root.Values[i])
+		m, err := managerOf(k, root.Values[i])
+		if err != nil {
+			errs = append(errs, err)
+			continue
+		}
+		out[k.Text()] = m
+	}
+	if len(errs) > 0 {
+		return nil, errs
 	}
 	return out, nil
 }
 
 // managerEntries is parseEntries for a manager map.
-func managerEntries(data []byte) (map[string]string, bool) {
-	var out map[string]string
-	ok := eachEntry(data, func(n int) { out = make(map[string]string, n) }, func(k, v *yaml11.Node) bool {
-		out[k.Text()] = managerOf(v)
-		return true
+func managerEntries(data []byte) (map[string]Manager, bool) {
+	var out map[string]Manager
+	ok := eachEntry(data, func(n int) { out = make(map[string]Manager, n) }, func(k, v *yaml11.Node) bool {
+		m, err := managerOf(k, v)
+		out[k.Text()] = m
+		return err == nil
 	})
 	return out, ok
 }
 
-// managerOf is the manager of a manager-map entry ("" when it names none).
-func managerOf(v *yaml11.Node) string {
-	if m := v.Get("manager"); m != nil && m.Kind != yaml11.Null {
-		return m.Text()
+// managerOf is the manager of a manager-map entry. As in Ruby, where only nil and false are
+// "no manager", the empty string is a manager; any other value is an error.
+func managerOf(k, v *yaml11.Node) (Manager, *LineError) {
+	m := v.Get("manager")
+	switch {
+	case m == nil || m.Kind == yaml11.Null || m.Kind == yaml11.Bool && !m.Bool:
+		return Manager{None: true}, nil
+	case m.Kind == yaml11.String:
+		return Manager{UID: m.Str}, nil
 	}
-	return ""
+	return Manager{}, &LineError{m.Line, fmt.Sprintf("manager of %s is %s (%s), not a string (quote it if it is a uid)",
+		validate.Excerpt(k.Text()), article(m.RubyClass()), written(m))}
+}
+
+// article prefixes a Ruby class name with "a" or "an".
+func article(class string) string {
+	if strings.ContainsRune("AEIOU", rune(class[0])) {
+		return "an " + class
+	}
+	return "a " + class
 }
 
 // NewOrgchart indexes managerMap (keys are lower-case uids) for the people of dir.
-func NewOrgchart(dir *Directory, managerMap map[string]string) *Orgchart {
+func NewOrgchart(dir *Directory, managerMap map[string]Manager) *Orgchart {
 	o := &Orgchart{dir: dir, directs: map[string][]uint32{}, mgr: managerMap}
 	for id := range dir.persons {
 		uid := dir.persons[id].UID
 		low := strings.ToLower(uid)
-		mgr, ok := managerMap[low]
+		m, ok := managerMap[low]
 		switch {
 		case !ok:
 			if o.missing == nil {
 				o.missing = fmt.Errorf("User %s is not included in manager map data!: %w", low, ErrManagerMap)
 			}
 			continue
-		case mgr == "":
+		case m.None:
 			if o.missing == nil {
 				o.missing = fmt.Errorf("User %s does not have a manager listed in manager map data!: %w", low, ErrManagerMap)
 			}
 			continue
 		}
-		mlow := strings.ToLower(mgr)
+		mlow := strings.ToLower(m.UID)
 		if mlow == low { // the root of the tree manages itself (case-insensitively, Q-14)
 			continue
 		}
@@ -186,8 +223,9 @@ func (o *Orgchart) Chain(person uint32, manager string) []string {
 			return nil
 		}
 		seen[cur] = true
-		next, ok := o.mgr[cur]
-		if !ok || next == "" || strings.EqualFold(next, cur) {
+		m, ok := o.mgr[cur]
+		next := m.UID
+		if !ok || m.None || next == "" || strings.EqualFold(next, cur) {
 			return nil
 		}
 		cur = strings.ToLower(next)

@@ -84,8 +84,8 @@ func (d *Directory) UIDs() []string {
 	return out
 }
 
-// LoadYAML reads a YAML people file: a map uid → attribute map. Attribute values may be any
-// scalar, list or map (as the reference accepts in production); null values are dropped.
+// LoadYAML reads a YAML people file: a map uid → attribute map. As in the reference, an
+// attribute is a string, a list of strings, or null (dropped); anything else is refused.
 func LoadYAML(path string) ([]Person, error) { return LoadYAMLFile(path, 0) }
 
 // LoadYAMLFile is LoadYAML with a size cap in bytes (0: the default of 64 MiB; negative:
@@ -106,7 +106,32 @@ type LineError struct {
 
 func (e *LineError) Error() string { return fmt.Sprintf("line %d: %s", e.Line, e.Msg) }
 
-// ParseYAML parses people YAML text.
+// LineErrors is every problem of a file that can be told apart entry by entry (a value of
+// the wrong type), so that one run reports them all. errors.As finds each *LineError.
+type LineErrors []*LineError
+
+func (l LineErrors) Error() string {
+	var b strings.Builder
+	for i, e := range l {
+		if i > 0 {
+			b.WriteByte('\n')
+		}
+		b.WriteString(e.Error())
+	}
+	return b.String()
+}
+
+// Unwrap exposes the individual errors to errors.Is / errors.As.
+func (l LineErrors) Unwrap() []error {
+	out := make([]error, len(l))
+	for i, e := range l {
+		out[i] = e
+	}
+	return out
+}
+
+// ParseYAML parses people YAML text. Problems found at a line are returned as LineErrors:
+// every entry's, or the one syntax error.
 func ParseYAML(data []byte) ([]Person, error) {
 	if out, ok := parseEntries(data); ok {
 		return out, nil
@@ -119,7 +144,7 @@ func parseWhole(data []byte) ([]Person, error) {
 	root, _, err := yaml11.Parse(data, yaml11.Options{AllowDates: true})
 	if err != nil {
 		if e, ok := err.(*yaml11.Error); ok && e.Line > 0 {
-			return nil, &LineError{e.Line, "invalid YAML: " + e.Msg}
+			return nil, LineErrors{{e.Line, "invalid YAML: " + e.Msg}}
 		}
 		return nil, err
 	}
@@ -127,15 +152,17 @@ func parseWhole(data []byte) ([]Person, error) {
 		return nil, nil
 	}
 	if root.Kind != yaml11.Map {
-		return nil, &LineError{root.Line, "people data must be a map of uid to attributes, not " + root.RubyClass()}
+		return nil, LineErrors{{root.Line, "people data must be a map of uid to attributes, not " + root.RubyClass()}}
 	}
 	out := make([]Person, 0, len(root.Keys))
+	var errs LineErrors
 	for i, k := range root.Keys {
-		p, err := personOf(k, root.Values[i])
-		if err != nil {
-			return nil, err
-		}
+		var p Person
+		p, errs = personOf(k, root.Values[i], errs)
 		out = append(out, p)
+	}
+	if len(errs) > 0 {
+		return nil, errs
 	}
 	return out, nil
 }
@@ -146,9 +173,9 @@ func parseWhole(data []byte) ([]Person, error) {
 func parseEntries(data []byte) ([]Person, bool) {
 	var out []Person
 	ok := eachEntry(data, func(n int) { out = make([]Person, 0, n) }, func(k, v *yaml11.Node) bool {
-		person, err := personOf(k, v)
+		person, errs := personOf(k, v, nil)
 		out = append(out, person)
-		return err == nil
+		return errs == nil
 	})
 	return out, ok
 }
@@ -177,42 +204,64 @@ func eachEntry(data []byte, size func(n int), fn func(k, v *yaml11.Node) bool) b
 	return true
 }
 
-// personOf converts one entry of a people file.
-func personOf(k, v *yaml11.Node) (Person, error) {
+// personOf converts one entry of a people file, appending its problems to errs. The
+// reference's Person takes a map of string keys to a string, a list of strings or nil
+// (Entitlements::Models::Person's contract): a number, boolean, date or map, a list holding
+// anything but strings, or a key that is not a string fails the whole run.
+func personOf(k, v *yaml11.Node, errs LineErrors) (Person, LineErrors) {
 	if k.Kind != yaml11.String {
-		return Person{}, &LineError{k.Line, fmt.Sprintf("uid %s is a %s, not a string (quote it)", validate.ExcerptRaw(k.Inspect()), k.RubyClass())}
+		return Person{}, append(errs, &LineError{k.Line, fmt.Sprintf("uid %s is %s, not a string (quote it)", validate.ExcerptRaw(k.Inspect()), article(k.RubyClass()))})
 	}
 	if v.Kind != yaml11.Map {
-		return Person{}, &LineError{v.Line, fmt.Sprintf("person %s must have a map of attributes, not %s", validate.Excerpt(k.Str), v.RubyClass())}
+		return Person{}, append(errs, &LineError{v.Line, fmt.Sprintf("person %s must have a map of attributes, not %s", validate.Excerpt(k.Str), v.RubyClass())})
 	}
 	attrs := make(map[string]any, len(v.Keys))
 	for j, ak := range v.Keys {
-		av := v.Values[j]
-		if av.Kind == yaml11.Null {
+		if ak.Kind != yaml11.String {
+			errs = append(errs, &LineError{ak.Line, fmt.Sprintf("attribute name %s of person %s is %s, not a string (quote it)",
+				validate.ExcerptRaw(ak.Inspect()), validate.Excerpt(k.Str), article(ak.RubyClass()))})
 			continue
 		}
-		if mixedList(av) {
-			// The reference sorts attribute lists and fails on the comparison.
-			return Person{}, &LineError{av.Line, fmt.Sprintf("attribute %s of person %s mixes strings and numbers (quote the numbers)", validate.Excerpt(ak.Text()), validate.Excerpt(k.Str))}
+		av := v.Values[j]
+		if bad := notAttribute(av); bad != nil {
+			what := "is " + article(bad.RubyClass())
+			if bad != av {
+				what = "is a list holding " + article(bad.RubyClass())
+			}
+			errs = append(errs, &LineError{bad.Line, fmt.Sprintf("attribute %s of person %s %s (%s); an attribute is a string or a list of strings: quote the value",
+				validate.Excerpt(ak.Str), validate.Excerpt(k.Str), what, written(bad))})
+			continue
 		}
-		attrs[ak.Text()] = av.Interface()
+		if av.Kind != yaml11.Null {
+			attrs[ak.Str] = av.Interface()
+		}
 	}
-	return Person{UID: k.Str, Attrs: attrs}, nil
+	return Person{UID: k.Str, Attrs: attrs}, errs
 }
 
-// mixedList reports a list holding both strings and numbers.
-func mixedList(n *yaml11.Node) bool {
-	if n.Kind != yaml11.Seq {
-		return false
-	}
-	var str, num bool
-	for _, it := range n.Items {
-		switch it.Kind {
-		case yaml11.String:
-			str = true
-		case yaml11.Int, yaml11.Float:
-			num = true
+// notAttribute returns the node that keeps n from being an attribute value (a string, a list
+// of strings, or null): n itself, or the first list item that is not a string. nil when n is
+// valid.
+func notAttribute(n *yaml11.Node) *yaml11.Node {
+	switch n.Kind {
+	case yaml11.String, yaml11.Null:
+		return nil
+	case yaml11.Seq:
+		for _, it := range n.Items {
+			if it.Kind != yaml11.String {
+				return it
+			}
 		}
+		return nil
 	}
-	return str && num
+	return n
+}
+
+// written shows a value as the file writes it: a scalar's text (010, not the 8 that YAML 1.1
+// reads), a list or map as Ruby inspects it.
+func written(n *yaml11.Node) string {
+	if n.Kind == yaml11.Seq || n.Kind == yaml11.Map || n.Str == "" {
+		return validate.ExcerptRaw(n.Inspect())
+	}
+	return validate.ExcerptRaw(n.Str)
 }

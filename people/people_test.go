@@ -89,11 +89,11 @@ func TestParseYAML(t *testing.T) {
 	ps, err := ParseYAML([]byte(`pixiEbob:
   cn: Pixie
   status: [employee, remote]
-  gid: 010
+  none: []
+  gid: '010'
   manager: boss
   gone:
-  since: 2020-01-01
-  nested: {a: 1}
+  since: "2020-01-01"
 "no":
   cn: Quoted no
 `))
@@ -103,8 +103,8 @@ func TestParseYAML(t *testing.T) {
 	if len(ps) != 2 || ps[0].UID != "pixiEbob" || ps[1].UID != "no" {
 		t.Fatalf("people %+v", ps)
 	}
-	want := map[string]any{"cn": "Pixie", "status": []any{"employee", "remote"}, "gid": int64(8), "manager": "boss",
-		"since": "2020-01-01", "nested": map[string]any{"a": int64(1)}}
+	want := map[string]any{"cn": "Pixie", "status": []any{"employee", "remote"}, "none": []any{}, "gid": "010", "manager": "boss",
+		"since": "2020-01-01"}
 	if !reflect.DeepEqual(ps[0].Attrs, want) {
 		t.Errorf("attributes %#v\nwant %#v", ps[0].Attrs, want)
 	}
@@ -142,6 +142,54 @@ func TestParseYAML(t *testing.T) {
 	}
 }
 
+// Issue 23: a person's attribute is a string, a list of strings or null, as the reference's
+// Person requires; anything else is refused, every one at its line, naming the person and
+// the attribute, in one error.
+func TestParseYAMLAttributeTypes(t *testing.T) {
+	_, err := ParseYAML([]byte(`alice:
+  cn: 123
+  groups: [1, 2]
+  ok: [a, b]
+  flag: yes
+  ratio: 1.5
+  start: 2026-01-01
+  address: {city: Paris}
+bob:
+  cn: Bob
+  tags:
+  - a
+  - ~
+  nested: [[a]]
+  1: one
+  off: x
+carol: {cn: "123", flag: 'yes', start: '2026-01-01', none: [], gone: ~}
+`))
+	var les LineErrors
+	if !errors.As(err, &les) {
+		t.Fatalf("err = %v, want LineErrors", err)
+	}
+	var got []string
+	for _, le := range les {
+		got = append(got, le.Error())
+	}
+	const tail = "; an attribute is a string or a list of strings: quote the value"
+	want := []string{
+		`line 2: attribute "cn" of person "alice" is an Integer (123)` + tail,
+		`line 3: attribute "groups" of person "alice" is a list holding an Integer (1)` + tail,
+		`line 5: attribute "flag" of person "alice" is a TrueClass (yes)` + tail,
+		`line 6: attribute "ratio" of person "alice" is a Float (1.5)` + tail,
+		`line 7: attribute "start" of person "alice" is a Date (2026-01-01)` + tail,
+		`line 8: attribute "address" of person "alice" is a Hash ({"city"=>"Paris"})` + tail,
+		`line 13: attribute "tags" of person "bob" is a list holding a NilClass (~)` + tail,
+		`line 14: attribute "nested" of person "bob" is a list holding an Array (["a"])` + tail,
+		`line 15: attribute name 1 of person "bob" is an Integer, not a string (quote it)`,
+		`line 16: attribute name false of person "bob" is a FalseClass, not a string (quote it)`,
+	}
+	if !slices.Equal(got, want) {
+		t.Errorf("errors:\n%s\nwant:\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
+	}
+}
+
 // org builds a directory and org chart from uid → manager lines.
 func org(t *testing.T, uids []string, mm map[string]string) (*Directory, *Orgchart) {
 	t.Helper()
@@ -149,7 +197,11 @@ func org(t *testing.T, uids []string, mm map[string]string) (*Directory, *Orgcha
 	if err != nil {
 		t.Fatal(err)
 	}
-	return d, NewOrgchart(d, mm)
+	m := make(map[string]Manager, len(mm))
+	for k, v := range mm {
+		m[k] = Manager{UID: v}
+	}
+	return d, NewOrgchart(d, m)
 }
 
 func uidsOf(d *Directory, b *roaring.Bitmap) []string {
@@ -264,9 +316,29 @@ func TestOrgchartMissingPeople(t *testing.T) {
 			t.Errorf("missing person: %v", err)
 		}
 	}
-	_, o = org(t, []string{"boss", "X"}, map[string]string{"boss": "boss", "x": ""})
+	d, _ := org(t, []string{"boss", "X"}, nil)
+	o = NewOrgchart(d, map[string]Manager{"boss": {UID: "boss"}, "x": {None: true}})
 	if _, err := o.Management("boss"); err == nil || !strings.Contains(err.Error(), "User x does not have a manager listed") {
 		t.Errorf("person without manager: %v", err)
+	}
+}
+
+// Issue 23: in Ruby only nil and false are "no manager"; the empty string is a manager, one
+// who is nobody, so the person is not a root and still has their own reports.
+func TestOrgchartEmptyManagerIsAValue(t *testing.T) {
+	d, o := org(t, []string{"alice", "bob", "carol"}, map[string]string{"alice": "alice", "bob": "", "carol": "bob"})
+	for _, f := range []func(string) (*roaring.Bitmap, error){o.Management, o.DirectReports} {
+		got, err := f("bob")
+		if err != nil || !slices.Equal(uidsOf(d, got), []string{"bob", "carol"}) {
+			t.Errorf("bob's organisation: %v %v, want [bob carol]", got, err)
+		}
+	}
+	if _, err := o.Management("alice"); !errors.Is(err, ErrNoReports) {
+		t.Errorf("alice: %v, want no reports (bob reports to \"\", not to alice)", err)
+	}
+	id, _ := d.Lookup("carol")
+	if got := o.Chain(id, "bob"); !slices.Equal(got, []string{"carol", "bob"}) {
+		t.Errorf("Chain(carol, bob) = %q", got)
 	}
 }
 
@@ -279,13 +351,38 @@ func TestLoadManagerMap(t *testing.T) {
 		}
 		return p
 	}
-	mm, err := LoadManagerMap(write("m.yaml", "boss: {manager: boss, status: [x]}\nbob:\n  manager: Boss\nnomgr: {status: [y]}\nnothing:\nnum: {manager: 123}\n"))
+	mm, err := LoadManagerMap(write("m.yaml", "boss: {manager: boss, status: [x]}\nbob:\n  manager: Boss\nnomgr: {status: [y]}\n"+
+		"nothing:\nnil: {manager: ~}\nno: {manager: no}\nempty: {manager: ''}\nnum: {manager: '123'}\nlist: [manager]\n"))
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := map[string]string{"boss": "boss", "bob": "Boss", "nomgr": "", "nothing": "", "num": "123"}
+	none := Manager{None: true}
+	want := map[string]Manager{"boss": {UID: "boss"}, "bob": {UID: "Boss"}, "nomgr": none, "nothing": none, "nil": none,
+		"false": none, "empty": {UID: ""}, "num": {UID: "123"}, "list": none}
 	if !reflect.DeepEqual(mm, want) {
 		t.Errorf("manager map %v, want %v", mm, want)
+	}
+	// A manager that is neither a string nor null/false: every one is reported, at its line.
+	_, err = LoadManagerMap(write("bad.yaml", "a: {manager: 123}\nb: {manager: a}\nc:\n  manager:\n  - a\nd: {manager: yes}\n"+
+		"e: {manager: 2026-01-01}\nf: {manager: 1.5}\ng: {manager: {uid: a}}\n"))
+	var les LineErrors
+	if !errors.As(err, &les) {
+		t.Fatalf("err = %v, want LineErrors", err)
+	}
+	var got []string
+	for _, le := range les {
+		got = append(got, le.Error())
+	}
+	wantErrs := []string{
+		`line 1: manager of "a" is an Integer (123), not a string (quote it if it is a uid)`,
+		`line 5: manager of "c" is an Array (["a"]), not a string (quote it if it is a uid)`,
+		`line 6: manager of "d" is a TrueClass (yes), not a string (quote it if it is a uid)`,
+		`line 7: manager of "e" is a Date (2026-01-01), not a string (quote it if it is a uid)`,
+		`line 8: manager of "f" is a Float (1.5), not a string (quote it if it is a uid)`,
+		`line 9: manager of "g" is a Hash ({"uid"=>"a"}), not a string (quote it if it is a uid)`,
+	}
+	if !slices.Equal(got, wantErrs) {
+		t.Errorf("errors:\n%s\nwant:\n%s", strings.Join(got, "\n"), strings.Join(wantErrs, "\n"))
 	}
 	if mm, err := LoadManagerMap(write("e.yaml", "")); err != nil || len(mm) != 0 {
 		t.Errorf("empty map: %v %v", mm, err)

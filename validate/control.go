@@ -20,23 +20,47 @@ func ForbiddenControl(r rune) bool {
 	return false
 }
 
-// CheckControl finds the first forbidden control character of a file's text (see
-// ForbiddenControl; a carriage return is only allowed before a line feed). It returns its
-// 1-based line and a message, or 0 and "" when the text is clean. Invalid UTF-8 is left to the
-// parsers, which report it in their own words.
+// CheckControl finds the first forbidden control character of a line-oriented text file (a
+// .txt group file; see ForbiddenControl). A carriage return is allowed among the blanks
+// (space, tab, carriage return) at the start or end of a line: the reference splits such a
+// file on line feeds and strips each line (String#strip), so it is whitespace there, as in a
+// CRLF line end. Inside a line it would become part of a value, and is refused. It returns
+// the 1-based line and a message, or 0 and "" when the text is clean. Invalid UTF-8 is left
+// to the parsers, which report it in their own words.
 func CheckControl(data []byte) (int, string) {
 	line := 1
+	// lead: only blanks so far on this line.
+	lead := true
 	for i := 0; i < len(data); {
 		c := data[i]
-		if c == '\n' {
+		switch {
+		case c == '\n':
 			line++
+			lead = true
 			i++
 			continue
-		}
-		if c < utf8.RuneSelf {
-			if c == '\r' && (i+1 == len(data) || data[i+1] != '\n') {
+		case c == ' ' || c == '\t':
+			i++
+			continue
+		case c == '\r':
+			if lead {
+				i++
+				continue
+			}
+			// Allowed when only blanks follow up to the line's end: skip them all at once,
+			// so that a long run of carriage returns is read once.
+			j := i + 1
+			for j < len(data) && (data[j] == ' ' || data[j] == '\t' || data[j] == '\r') {
+				j++
+			}
+			if j < len(data) && data[j] != '\n' {
 				return line, ControlMessage('\r')
 			}
+			i = j
+			continue
+		}
+		lead = false
+		if c < utf8.RuneSelf {
 			if ForbiddenControl(rune(c)) {
 				return line, ControlMessage(rune(c))
 			}

@@ -29,7 +29,12 @@ func TestCheckControl(t *testing.T) {
 		in   string
 		line int
 	}{
-		{"a\tb\r\nc\n", 0}, {"é\n", 0}, {"a\n\x00", 2}, {"a\rb", 1}, {"x\n\n\u0085", 3}, {"\x7f", 1}, {"a\r", 1},
+		{"a\tb\r\nc\n", 0}, {"é\n", 0}, {"a\n\x00", 2}, {"a\rb", 1}, {"x\n\n\u0085", 3}, {"\x7f", 1},
+		// Issue 23: a carriage return among the blanks at either end of a line is whitespace
+		// (Ruby's String#strip); inside a line it is refused.
+		{"a\r", 0}, {"username = alice\n\r", 0}, {"username = alice\r\r\n", 0}, {"\r \tx \r\t\r\ny\r", 0},
+		{"\r\r\n\r", 0}, {"a\n b \r c\n", 2}, {"a = b\r# c\n", 1}, {"\rx\ry\n", 1}, {"a\r\r \x00\n", 1},
+		{"x\n\r\v\n", 2}, {"a \r\t\r\nb\rc", 2},
 	} {
 		if line, _ := CheckControl([]byte(c.in)); line != c.line {
 			t.Errorf("CheckControl(%q) line %d, want %d", c.in, line, c.line)

@@ -27,6 +27,10 @@ var fastSeeds = []string{
 	"a: b\x00\n", "a: \"b\x01\"\n", "a: \x7f\n", "a: \xff\n", "\xef\xbb\xbfa: 1\n", "a: 1\r\n", "a:\tb\n",
 	"key with spaces: value with  spaces\n", "a: b:c\n", "a: b:\n", "a:b: c\n", "- -1\n- -\n", "-\n",
 	"a: \"\"\nb: ''\n", "\"a\": 1\n'b': 2\n", "\"a:b\": 1\n", "a: \"x\" y\n", "a: [\n", "a: ,b\n", "a: b,c\n",
+	// People and manager-map entries whose values are not strings (issue 23): both paths must
+	// type them alike, since the people loader refuses them by their kind.
+	"alice:\n  cn: 123\n  flag: yes\n  off: Off\n  start: 2026-01-01\n  q: '2026-01-01'\n  f: 1.5\n  o: 010\n  s: 12:30\n  l:\n  - 1\n  - a\n  - ~\n  m:\n    a: 1\n",
+	"u1:\n  manager: ''\nu2:\n  manager: \"\"\nu3:\n  manager: no\nu4:\n  manager: 0x1F\nu5:\n  manager:\n  - u1\n",
 	// Found by review: a quoted merge key is still a merge key to yaml.v3's converter and to Psych.
 	"'<<':\n  a: 1\n", "\"<<\":\n- a\n", "x:\n  '<<':\n    a: 1\n", "- '<<':\n    a: 1\n",
 }
@@ -98,6 +102,8 @@ func TestFastPathAnswers(t *testing.T) {
 		"---\nu000000:\n  manager: u000000\n  status:\n  - employee\n",
 		"---\ndescription: Access to x (requested via the access portal)\nrules:\n  and:\n  - or:\n    - username: u011131\n    - username: u023911\n      expiration: \"2026-07-10\"\n  - not:\n      or:\n      - group: pizza_teams/indigo\nmetadata:\n  tier: 2\nexpiration: \"2027-02-21\"\n",
 		"# comment\nrules:\n  username: alice\n",
+		"alice:\n  cn: 123\n  flag: yes\n  start: 2026-01-01\n  l:\n  - 1\n  - ~\n  m:\n    a: 1\n",
+		"u1:\n  manager: ''\nu2:\n  manager: no\n",
 	} {
 		if !checkFastPath(t, "pinned", []byte(s), Options{AllowDates: true}) {
 			t.Errorf("fast path gave up on:\n%s", s)

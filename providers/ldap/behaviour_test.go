@@ -338,6 +338,31 @@ func TestFailedBaseSearchIsNotAMissingContainer(t *testing.T) {
 	}
 }
 
+// Issue 23: a plugin block that cannot be used (here: no file) does not stop the calculation,
+// as in the reference, which reads it only to write the OU's groups; the OU's plan fails,
+// naming the problem, and the other OUs are planned.
+func TestUnusablePluginFailsOnlyItsOU(t *testing.T) {
+	srv := startB(t)
+	cfg := strings.Replace(bConfig(srv.URL, srv.BindDN, srv.Password, "ou=Teams,ou=Groups,"+bSuffix),
+		"      file: group_of_names.rb\n", "", 1)
+	dir := bRepo(t, cfg, bDefs)
+	res, c := bCalc(t, dir)
+	reg := ldapprov.NewRegistry(ldapprov.Options{})
+	defer reg.Close()
+	plan, err := deploy.Build(context.Background(), res, c, bOptions(reg))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if tp := bTarget(t, plan, "names"); tp.Err == nil || !strings.Contains(tp.Err.Error(), "OU names: plugin configuration hash must contain 'file' key") {
+		t.Errorf("names: %v %v", tp.Err, tp.Changes)
+	}
+	for _, ou := range []string{"teams", "posix"} {
+		if tp := bTarget(t, plan, ou); tp.Err != nil || len(tp.Changes) == 0 {
+			t.Errorf("%s: %v %v", ou, tp.Err, tp.Changes)
+		}
+	}
+}
+
 // Without create_if_missing, a missing base fails the read.
 func TestMissingBaseWithoutCreate(t *testing.T) {
 	srv := startB(t)

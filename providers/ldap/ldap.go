@@ -204,6 +204,11 @@ type Provider struct {
 
 // Provider builds the provider of an OU (types ldap and member_of).
 func (r *Registry) Provider(ou *config.OU) (*Provider, error) {
+	if ou.PluginErr != "" {
+		// Calculating never needs the plugin (as in the reference); writing the OU's groups
+		// does, so its plan fails here.
+		return nil, fmt.Errorf("OU %s: %s", ou.Key, ou.PluginErr)
+	}
 	m := ou.Settings
 	cfg := r.connConfig(m)
 	if cfg.URI == "" {
@@ -219,7 +224,7 @@ func (r *Registry) Provider(ou *config.OU) (*Provider, error) {
 		p.keyAttr = keyAttr(p.personDNFormat)
 	}
 	p.createMissing, _ = m.Get("create_if_missing").AsBool()
-	p.plugin = m.Get("plugin").Get("class").Text()
+	p.plugin = ou.Plugin
 	return p, nil
 }
 
