@@ -196,7 +196,7 @@ func WritePlanMarkdown(w io.Writer, plan *deploy.Plan, opt MarkdownOptions) erro
 	opt = opt.withDefaults("Entitlements plan")
 	var doc mdDoc
 	h := &doc.head
-	fmt.Fprintf(h, "### %s\n\n", mdEscape(opt.Title))
+	fmt.Fprintf(h, "### %s\n\n", mdHeading(opt.Title))
 	tot := plan.Totals()
 	fmt.Fprintf(h, "**%d to create, %d to update, %d to delete, %d people, %d container(s)**",
 		tot[providers.CreateGroup], tot[providers.UpdateGroup], tot[providers.DeleteGroup], tot[providers.UpdatePerson],
@@ -213,11 +213,11 @@ func WritePlanMarkdown(w io.Writer, plan *deploy.Plan, opt MarkdownOptions) erro
 		}
 		status := "ok"
 		if t.Err != nil {
-			status = "⚠️ " + mdEscape(t.Err.Error())
+			status = "⚠️ " + mdCell(clip(t.Err.Error(), maxMarkdownError))
 		} else if len(t.Changes) == 0 {
 			status = "no changes"
 		}
-		fmt.Fprintf(h, "| %s | %s | %d | %d | %d | %d | %s |\n", mdEscape(t.OU), mdEscape(t.Type),
+		fmt.Fprintf(h, "| %s | %s | %d | %d | %d | %d | %s |\n", mdCell(t.OU), mdCell(t.Type),
 			n[providers.CreateGroup], n[providers.UpdateGroup], n[providers.DeleteGroup], n[providers.UpdatePerson], status)
 	}
 	h.WriteByte('\n')
@@ -226,30 +226,30 @@ func WritePlanMarkdown(w io.Writer, plan *deploy.Plan, opt MarkdownOptions) erro
 			continue
 		}
 		var b strings.Builder
-		fmt.Fprintf(&b, "#### `%s` (%s): %d change(s)\n\n", t.OU, t.Type, len(t.Changes))
+		fmt.Fprintf(&b, "#### %s (%s): %d change(s)\n\n", mdCode(t.OU), mdHeading(t.Type), len(t.Changes))
 		if t.Err != nil {
-			fmt.Fprintf(&b, "> [!CAUTION]\n> Not applied: %s\n\n", mdEscape(t.Err.Error()))
+			fmt.Fprintf(&b, "> [!CAUTION]\n> Not applied: %s\n\n", mdText(clip(t.Err.Error(), maxMarkdownError)))
 		}
 		for _, c := range t.Changes {
 			switch c.Kind {
 			case providers.CreateContainer:
-				fmt.Fprintf(&b, "- ➕ create the container of `%s`\n", c.OU)
+				fmt.Fprintf(&b, "- ➕ create the container of %s\n", mdCode(c.OU))
 			case providers.CreateGroup:
-				fmt.Fprintf(&b, "- ➕ create `%s` with %d member(s)\n", c.DN, len(c.Add))
+				fmt.Fprintf(&b, "- ➕ create %s with %d member(s)\n", mdCode(c.DN), len(c.Add))
 				sub(&b, c.Add, nil, opt.Collapse)
 			case providers.DeleteGroup:
-				fmt.Fprintf(&b, "- ➖ delete `%s` (%d member(s))\n", c.DN, len(c.Remove))
+				fmt.Fprintf(&b, "- ➖ delete %s (%d member(s))\n", mdCode(c.DN), len(c.Remove))
 			case providers.UpdateGroup:
-				fmt.Fprintf(&b, "- ✏️ change `%s`: +%d −%d\n", c.DN, len(c.Add), len(c.Remove))
+				fmt.Fprintf(&b, "- ✏️ change %s: +%d −%d\n", mdCode(c.DN), len(c.Add), len(c.Remove))
 				if c.DescriptionChanged {
-					fmt.Fprintf(&b, "  - description: %q → %q\n", mdEscape(c.Current.Description), mdEscape(c.Desired.Description))
+					fmt.Fprintf(&b, "  - description: \"%s\" → \"%s\"\n", mdText(c.Current.Description), mdText(c.Desired.Description))
 				}
 				for _, a := range c.AttrsChanged {
-					fmt.Fprintf(&b, "  - %s: `%v` → `%v`\n", mdEscape(a), c.Current.Attrs[a], c.Desired.Attrs[a])
+					fmt.Fprintf(&b, "  - %s: %s → %s\n", mdText(a), mdCode(fmt.Sprint(c.Current.Attrs[a])), mdCode(fmt.Sprint(c.Desired.Attrs[a])))
 				}
 				sub(&b, c.Add, c.Remove, opt.Collapse)
 			case providers.UpdatePerson:
-				fmt.Fprintf(&b, "- ✏️ person `%s` %s: `%v` → `%v`\n", c.Person, mdEscape(c.Attribute), c.OldValues, c.Values)
+				fmt.Fprintf(&b, "- ✏️ person %s %s: %s → %s\n", mdCode(c.Person), mdText(c.Attribute), mdCode(fmt.Sprint(c.OldValues)), mdCode(fmt.Sprint(c.Values)))
 			}
 		}
 		b.WriteByte('\n')
@@ -262,10 +262,10 @@ func WritePlanMarkdown(w io.Writer, plan *deploy.Plan, opt MarkdownOptions) erro
 func sub(b *strings.Builder, add, remove []string, collapse int) {
 	items := make([]string, 0, len(add)+len(remove))
 	for _, m := range add {
-		items = append(items, "➕ `"+m+"`")
+		items = append(items, "➕ "+mdCode(m))
 	}
 	for _, m := range remove {
-		items = append(items, "➖ `"+m+"`")
+		items = append(items, "➖ "+mdCode(m))
 	}
 	if len(items) == 0 {
 		return

@@ -4,7 +4,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
-	"strings"
 )
 
 // WriteText renders the diff for a terminal: one block per group, one line per person with
@@ -107,11 +106,4 @@ func (e *errWriter) printf(format string, args ...any) {
 	if e.err == nil {
 		_, e.err = fmt.Fprintf(e.w, format, args...)
 	}
-}
-
-// mdEscape makes text safe inside a Markdown table cell or list item: pipes, HTML and
-// emphasis characters from group names and rule text must not change the layout.
-func mdEscape(s string) string {
-	r := strings.NewReplacer("|", "\\|", "<", "&lt;", ">", "&gt;", "*", "\\*", "_", "\\_", "`", "\\`", "\n", " ")
-	return r.Replace(s)
 }
