@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/entitlements-go/entitlements/deploy"
+	"github.com/entitlements-go/entitlements/internal/termsafe"
 	"github.com/entitlements-go/entitlements/providers"
 )
 
@@ -21,8 +22,10 @@ type PlanTextOptions struct {
 
 // WritePlanText renders a plan for a terminal: per target its changes (members added and
 // removed, groups created and deleted, description and attribute changes), then the
-// read time and counters of each target and a totals line.
+// read time and counters of each target and a totals line. Control and bidi characters of
+// the data are shown as escapes (termsafe).
 func WritePlanText(w io.Writer, plan *deploy.Plan, opt PlanTextOptions) {
+	w = termsafe.NewWriter(w)
 	for _, t := range plan.Targets {
 		refused := deploy.Refused(t.Err)
 		if t.Err != nil && !refused {
@@ -115,7 +118,8 @@ const PlanJSONVersion = 1
 
 // WritePlanJSON prints {"version", "plan", "timings"}: the plan object depends only on the
 // calculation and the state read, so two runs against the same state print the same plan;
-// what varies between runs (wall times, request counters) is kept under "timings".
+// what varies between runs (wall times, request counters) is kept under "timings". C1
+// controls and bidi characters, which encoding/json leaves raw, are written as JSON escapes.
 func WritePlanJSON(w io.Writer, plan *deploy.Plan) error {
 	type jsonPlan struct {
 		Targets []jsonTarget `json:"targets"`
@@ -142,14 +146,15 @@ func WritePlanJSON(w io.Writer, plan *deploy.Plan) error {
 		}
 		out.Plan.Targets = append(out.Plan.Targets, jt)
 	}
-	enc := json.NewEncoder(w)
+	enc := json.NewEncoder(termsafe.NewJSONWriter(w))
 	enc.SetIndent("", "  ")
 	return enc.Encode(out)
 }
 
 // WriteReport renders the outcome of deploy.Apply: every failed or skipped change and
-// target, then a totals line.
+// target, then a totals line. Control and bidi characters are shown as escapes (termsafe).
 func WriteReport(w io.Writer, rep *deploy.Report) {
+	w = termsafe.NewWriter(w)
 	applied, failed, skipped, targets := 0, 0, 0, 0
 	for _, t := range rep.Targets {
 		if t.Err != nil {
