@@ -111,7 +111,8 @@ func list(b *strings.Builder, summary string, items []string, collapse int) {
 
 // WriteMarkdown renders the diff for a pull-request comment: a summary table per OU, then a
 // section per group with the people added and removed and why; long lists are collapsed and
-// the whole stays within opt.Limit.
+// the whole stays within opt.Limit. Every string of the diff is escaped for where it lands
+// (see mdescape.go): the data cannot mention, link, embed HTML or change the layout.
 func (d *Diff) WriteMarkdown(w io.Writer, opt MarkdownOptions) error {
 	opt = opt.withDefaults("Entitlements diff")
 	var doc mdDoc

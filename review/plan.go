@@ -196,7 +196,7 @@ func formatCounters(c map[string]int64) string {
 
 // WritePlanMarkdown renders a plan for a pull-request comment: a summary table per target,
 // then a section per target with its changes (long member lists collapsed), within
-// opt.Limit.
+// opt.Limit. Names, values and errors are escaped as in Diff.WriteMarkdown.
 func WritePlanMarkdown(w io.Writer, plan *deploy.Plan, opt MarkdownOptions) error {
 	opt = opt.withDefaults("Entitlements plan")
 	var doc mdDoc
