@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"io"
 	"strings"
+
+	"github.com/entitlements-go/entitlements/internal/termsafe"
 )
 
 // Explanation says why a person is (or is not) in a group: the rules that matched (with the
@@ -191,8 +193,10 @@ func (e *explainer) trace(g *group, n *rule, depth int) *Trace {
 	return t
 }
 
-// WriteText renders the explanation for people.
+// WriteText renders the explanation for people. Control and bidi characters of names, rule
+// text and paths are shown as escapes (termsafe), so the repo cannot steer the terminal.
 func (ex *Explanation) WriteText(w io.Writer) {
+	w = termsafe.NewWriter(w)
 	verdict := "is NOT"
 	if ex.Member {
 		verdict = "IS"

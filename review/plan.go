@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/entitlements-go/entitlements/deploy"
+	"github.com/entitlements-go/entitlements/internal/termsafe"
 	"github.com/entitlements-go/entitlements/providers"
 )
 
@@ -21,8 +22,10 @@ type PlanTextOptions struct {
 
 // WritePlanText renders a plan for a terminal: per target its changes (members added and
 // removed, groups created and deleted, description and attribute changes), then the
-// read time and counters of each target and a totals line.
+// read time and counters of each target and a totals line. Control and bidi characters of
+// the data are shown as escapes (termsafe).
 func WritePlanText(w io.Writer, plan *deploy.Plan, opt PlanTextOptions) {
+	w = termsafe.NewWriter(w)
 	for _, t := range plan.Targets {
 		refused := deploy.Refused(t.Err)
 		if t.Err != nil && !refused {
@@ -115,7 +118,8 @@ const PlanJSONVersion = 1
 
 // WritePlanJSON prints {"version", "plan", "timings"}: the plan object depends only on the
 // calculation and the state read, so two runs against the same state print the same plan;
-// what varies between runs (wall times, request counters) is kept under "timings".
+// what varies between runs (wall times, request counters) is kept under "timings". C1
+// controls and bidi characters, which encoding/json leaves raw, are written as JSON escapes.
 func WritePlanJSON(w io.Writer, plan *deploy.Plan) error {
 	type jsonPlan struct {
 		Targets []jsonTarget `json:"targets"`
@@ -142,14 +146,15 @@ func WritePlanJSON(w io.Writer, plan *deploy.Plan) error {
 		}
 		out.Plan.Targets = append(out.Plan.Targets, jt)
 	}
-	enc := json.NewEncoder(w)
+	enc := json.NewEncoder(termsafe.NewJSONWriter(w))
 	enc.SetIndent("", "  ")
 	return enc.Encode(out)
 }
 
 // WriteReport renders the outcome of deploy.Apply: every failed or skipped change and
-// target, then a totals line.
+// target, then a totals line. Control and bidi characters are shown as escapes (termsafe).
 func WriteReport(w io.Writer, rep *deploy.Report) {
+	w = termsafe.NewWriter(w)
 	applied, failed, skipped, targets := 0, 0, 0, 0
 	for _, t := range rep.Targets {
 		if t.Err != nil {
@@ -191,12 +196,12 @@ func formatCounters(c map[string]int64) string {
 
 // WritePlanMarkdown renders a plan for a pull-request comment: a summary table per target,
 // then a section per target with its changes (long member lists collapsed), within
-// opt.Limit.
+// opt.Limit. Names, values and errors are escaped as in Diff.WriteMarkdown.
 func WritePlanMarkdown(w io.Writer, plan *deploy.Plan, opt MarkdownOptions) error {
 	opt = opt.withDefaults("Entitlements plan")
 	var doc mdDoc
 	h := &doc.head
-	fmt.Fprintf(h, "### %s\n\n", mdEscape(opt.Title))
+	fmt.Fprintf(h, "### %s\n\n", mdHeading(opt.Title))
 	tot := plan.Totals()
 	fmt.Fprintf(h, "**%d to create, %d to update, %d to delete, %d people, %d container(s)**",
 		tot[providers.CreateGroup], tot[providers.UpdateGroup], tot[providers.DeleteGroup], tot[providers.UpdatePerson],
@@ -213,11 +218,11 @@ func WritePlanMarkdown(w io.Writer, plan *deploy.Plan, opt MarkdownOptions) erro
 		}
 		status := "ok"
 		if t.Err != nil {
-			status = "⚠️ " + mdEscape(t.Err.Error())
+			status = "⚠️ " + mdCell(clip(t.Err.Error(), maxMarkdownError))
 		} else if len(t.Changes) == 0 {
 			status = "no changes"
 		}
-		fmt.Fprintf(h, "| %s | %s | %d | %d | %d | %d | %s |\n", mdEscape(t.OU), mdEscape(t.Type),
+		fmt.Fprintf(h, "| %s | %s | %d | %d | %d | %d | %s |\n", mdCell(t.OU), mdCell(t.Type),
 			n[providers.CreateGroup], n[providers.UpdateGroup], n[providers.DeleteGroup], n[providers.UpdatePerson], status)
 	}
 	h.WriteByte('\n')
@@ -226,30 +231,30 @@ func WritePlanMarkdown(w io.Writer, plan *deploy.Plan, opt MarkdownOptions) erro
 			continue
 		}
 		var b strings.Builder
-		fmt.Fprintf(&b, "#### `%s` (%s): %d change(s)\n\n", t.OU, t.Type, len(t.Changes))
+		fmt.Fprintf(&b, "#### %s (%s): %d change(s)\n\n", mdCode(t.OU), mdHeading(t.Type), len(t.Changes))
 		if t.Err != nil {
-			fmt.Fprintf(&b, "> [!CAUTION]\n> Not applied: %s\n\n", mdEscape(t.Err.Error()))
+			fmt.Fprintf(&b, "> [!CAUTION]\n> Not applied: %s\n\n", mdText(clip(t.Err.Error(), maxMarkdownError)))
 		}
 		for _, c := range t.Changes {
 			switch c.Kind {
 			case providers.CreateContainer:
-				fmt.Fprintf(&b, "- ➕ create the container of `%s`\n", c.OU)
+				fmt.Fprintf(&b, "- ➕ create the container of %s\n", mdCode(c.OU))
 			case providers.CreateGroup:
-				fmt.Fprintf(&b, "- ➕ create `%s` with %d member(s)\n", c.DN, len(c.Add))
+				fmt.Fprintf(&b, "- ➕ create %s with %d member(s)\n", mdCode(c.DN), len(c.Add))
 				sub(&b, c.Add, nil, opt.Collapse)
 			case providers.DeleteGroup:
-				fmt.Fprintf(&b, "- ➖ delete `%s` (%d member(s))\n", c.DN, len(c.Remove))
+				fmt.Fprintf(&b, "- ➖ delete %s (%d member(s))\n", mdCode(c.DN), len(c.Remove))
 			case providers.UpdateGroup:
-				fmt.Fprintf(&b, "- ✏️ change `%s`: +%d −%d\n", c.DN, len(c.Add), len(c.Remove))
+				fmt.Fprintf(&b, "- ✏️ change %s: +%d −%d\n", mdCode(c.DN), len(c.Add), len(c.Remove))
 				if c.DescriptionChanged {
-					fmt.Fprintf(&b, "  - description: %q → %q\n", mdEscape(c.Current.Description), mdEscape(c.Desired.Description))
+					fmt.Fprintf(&b, "  - description: \"%s\" → \"%s\"\n", mdText(c.Current.Description), mdText(c.Desired.Description))
 				}
 				for _, a := range c.AttrsChanged {
-					fmt.Fprintf(&b, "  - %s: `%v` → `%v`\n", mdEscape(a), c.Current.Attrs[a], c.Desired.Attrs[a])
+					fmt.Fprintf(&b, "  - %s: %s → %s\n", mdText(a), mdCode(fmt.Sprint(c.Current.Attrs[a])), mdCode(fmt.Sprint(c.Desired.Attrs[a])))
 				}
 				sub(&b, c.Add, c.Remove, opt.Collapse)
 			case providers.UpdatePerson:
-				fmt.Fprintf(&b, "- ✏️ person `%s` %s: `%v` → `%v`\n", c.Person, mdEscape(c.Attribute), c.OldValues, c.Values)
+				fmt.Fprintf(&b, "- ✏️ person %s %s: %s → %s\n", mdCode(c.Person), mdText(c.Attribute), mdCode(fmt.Sprint(c.OldValues)), mdCode(fmt.Sprint(c.Values)))
 			}
 		}
 		b.WriteByte('\n')
@@ -262,10 +267,10 @@ func WritePlanMarkdown(w io.Writer, plan *deploy.Plan, opt MarkdownOptions) erro
 func sub(b *strings.Builder, add, remove []string, collapse int) {
 	items := make([]string, 0, len(add)+len(remove))
 	for _, m := range add {
-		items = append(items, "➕ `"+m+"`")
+		items = append(items, "➕ "+mdCode(m))
 	}
 	for _, m := range remove {
-		items = append(items, "➖ `"+m+"`")
+		items = append(items, "➖ "+mdCode(m))
 	}
 	if len(items) == 0 {
 		return

@@ -4,13 +4,14 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
-	"strings"
+
+	"github.com/entitlements-go/entitlements/internal/termsafe"
 )
 
 // WriteText renders the diff for a terminal: one block per group, one line per person with
-// the reason.
+// the reason. Control and bidi characters of the data are shown as escapes (termsafe).
 func (d *Diff) WriteText(w io.Writer) error {
-	ew := &errWriter{w: w}
+	ew := &errWriter{w: termsafe.NewWriter(w)}
 	if d.Empty() {
 		ew.printf("No changes: every group has the same members, description and metadata.\n")
 		return ew.err
@@ -70,7 +71,8 @@ func metaValue(v any) string {
 // DiffJSONVersion is the version of the JSON form of a Diff.
 const DiffJSONVersion = 1
 
-// WriteJSON renders the diff as indented JSON: {"version", "summary", "groups"}.
+// WriteJSON renders the diff as indented JSON: {"version", "summary", "groups"}. C1 controls
+// and bidi characters, which encoding/json leaves raw, are written as JSON escapes.
 func (d *Diff) WriteJSON(w io.Writer) error {
 	per, total := d.Summary()
 	type sum struct {
@@ -92,7 +94,7 @@ func (d *Diff) WriteJSON(w io.Writer) error {
 	for _, s := range per {
 		out.PerOU = append(out.PerOU, conv(s))
 	}
-	enc := json.NewEncoder(w)
+	enc := json.NewEncoder(termsafe.NewJSONWriter(w))
 	enc.SetIndent("", "  ")
 	enc.SetEscapeHTML(false)
 	return enc.Encode(out)
@@ -107,11 +109,4 @@ func (e *errWriter) printf(format string, args ...any) {
 	if e.err == nil {
 		_, e.err = fmt.Fprintf(e.w, format, args...)
 	}
-}
-
-// mdEscape makes text safe inside a Markdown table cell or list item: pipes, HTML and
-// emphasis characters from group names and rule text must not change the layout.
-func mdEscape(s string) string {
-	r := strings.NewReplacer("|", "\\|", "<", "&lt;", ">", "&gt;", "*", "\\*", "_", "\\_", "`", "\\`", "\n", " ")
-	return r.Replace(s)
 }

@@ -8,6 +8,7 @@ import (
 	"io"
 
 	"github.com/entitlements-go/entitlements/calc"
+	"github.com/entitlements-go/entitlements/internal/termsafe"
 )
 
 func cmdExplain(ctx context.Context, args []string, stdout, stderr io.Writer) int {
@@ -53,7 +54,7 @@ func cmdExplain(ctx context.Context, args []string, stdout, stderr io.Writer) in
 		code = exitError
 	}
 	if *format == "json" {
-		enc := json.NewEncoder(stdout)
+		enc := json.NewEncoder(termsafe.NewJSONWriter(stdout))
 		enc.SetIndent("", "  ")
 		doc := struct {
 			Version int `json:"version"`

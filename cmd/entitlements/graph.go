@@ -6,9 +6,11 @@ import (
 	"fmt"
 	"io"
 	"slices"
+	"strconv"
 	"strings"
 
 	"github.com/entitlements-go/entitlements/calc"
+	"github.com/entitlements-go/entitlements/internal/termsafe"
 )
 
 // cmdGraph prints the dependency graph of groups, so people can see why changing one file
@@ -111,33 +113,67 @@ func edgeLabel(e calc.Dependency) string {
 	return e.Via
 }
 
+// Group names come from file names and filter names from the config: a pull request chooses
+// them, and in a graph they must stay labels.
+
+// dotID quotes s as a DOT ID. The DOT lexer reads only \" and \\ in a quoted string and
+// keeps every other backslash sequence as text; Go's quoting escapes exactly the quote and
+// the backslash that way, and turns control and bidi characters into visible backslash
+// sequences (which also keeps the graph from steering a terminal it is printed on). Label
+// escapes such as \N or \L cannot arise: every backslash of s is doubled.
+func dotID(s string) string { return strconv.Quote(s) }
+
 func writeDot(w io.Writer, nodes []string, edges []calc.Dependency) {
 	fmt.Fprintln(w, "digraph entitlements {")
 	fmt.Fprintln(w, "  rankdir=LR;")
 	fmt.Fprintln(w, "  node [shape=box];")
 	for _, n := range nodes {
-		fmt.Fprintf(w, "  %q;\n", n)
+		fmt.Fprintf(w, "  %s;\n", dotID(n))
 	}
 	for _, e := range edges {
 		if l := edgeLabel(e); l != "" {
-			fmt.Fprintf(w, "  %q -> %q [label=%q, style=dashed];\n", e.From, e.To, l)
+			fmt.Fprintf(w, "  %s -> %s [label=%s, style=dashed];\n", dotID(e.From), dotID(e.To), dotID(l))
 		} else {
-			fmt.Fprintf(w, "  %q -> %q;\n", e.From, e.To)
+			fmt.Fprintf(w, "  %s -> %s;\n", dotID(e.From), dotID(e.To))
 		}
 	}
 	fmt.Fprintln(w, "}")
 }
 
+// mermaidLabel quotes s as a Mermaid label: in a double-quoted string Mermaid's lexer ends
+// only at '"' (so ';', '|', '-->' or "end" are text), and it decodes #code; entity codes
+// afterwards. Everything else Mermaid or the HTML of the rendered label would read is
+// written as an entity code: the quote, '#' (so data cannot spell an entity code), '&', '<'
+// and '>' (HTML), '`' (a Markdown string) and '%' (a %%{init}%% directive). Control and bidi
+// characters are shown as escapes.
+func mermaidLabel(s string) string {
+	var b strings.Builder
+	b.WriteByte('"')
+	for _, r := range termsafe.Escape(s) {
+		switch r {
+		case '"':
+			b.WriteString("#quot;")
+		case '#', '&', '<', '>', '`', '%':
+			fmt.Fprintf(&b, "#%d;", r)
+		default:
+			b.WriteRune(r)
+		}
+	}
+	b.WriteByte('"')
+	return b.String()
+}
+
+// writeMermaid writes a flowchart: node ids are generated (g0, g1, ...), names are labels.
 func writeMermaid(w io.Writer, nodes []string, edges []calc.Dependency) {
 	id := make(map[string]string, len(nodes))
 	fmt.Fprintln(w, "graph LR")
 	for i, n := range nodes {
 		id[n] = fmt.Sprintf("g%d", i)
-		fmt.Fprintf(w, "  %s[\"%s\"]\n", id[n], strings.ReplaceAll(n, `"`, "#quot;"))
+		fmt.Fprintf(w, "  %s[%s]\n", id[n], mermaidLabel(n))
 	}
 	for _, e := range edges {
 		if l := edgeLabel(e); l != "" {
-			fmt.Fprintf(w, "  %s -. %s .-> %s\n", id[e.From], l, id[e.To])
+			fmt.Fprintf(w, "  %s -. %s .-> %s\n", id[e.From], mermaidLabel(l), id[e.To])
 		} else {
 			fmt.Fprintf(w, "  %s --> %s\n", id[e.From], id[e.To])
 		}

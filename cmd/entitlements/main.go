@@ -26,6 +26,7 @@ import (
 	"time"
 
 	"github.com/entitlements-go/entitlements/calc"
+	"github.com/entitlements-go/entitlements/internal/termsafe"
 	"github.com/entitlements-go/entitlements/providers/github"
 	ldapprov "github.com/entitlements-go/entitlements/providers/ldap"
 	"github.com/entitlements-go/entitlements/providers/ldap/ldapcalc"
@@ -63,6 +64,12 @@ const (
 )
 
 func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
+	// Messages on stderr quote names, uids, DNs and errors from the repo and the targets:
+	// their control and bidi characters are shown as escapes. stdout carries documents
+	// (text, JSON, Markdown, graphs), whose renderers escape by format.
+	if _, ok := stderr.(*termsafe.Writer); !ok {
+		stderr = termsafe.NewWriter(stderr)
+	}
 	if len(args) == 0 {
 		fmt.Fprint(stderr, usage)
 		return exitUsage

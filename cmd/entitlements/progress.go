@@ -13,6 +13,7 @@ import (
 	"golang.org/x/term"
 
 	"github.com/entitlements-go/entitlements/deploy"
+	"github.com/entitlements-go/entitlements/internal/termsafe"
 )
 
 // progress draws what a long command is doing on a terminal's stderr: the phase and its
@@ -21,7 +22,8 @@ import (
 // no-op) when stderr is not a terminal, so logs and pipes get nothing, and it never writes to
 // stdout.
 type progress struct {
-	w     io.Writer
+	w     io.Writer // the terminal, for the progress line and its own escape sequences
+	out   io.Writer // stderr as the rest of the CLI writes it (escaping data); w when nil
 	now   func() time.Time
 	width int // of the terminal; 0 when unknown (lines are not shortened)
 
@@ -51,11 +53,15 @@ func isTerminal(w io.Writer) bool {
 }
 
 func newProgress(stderr io.Writer) *progress {
-	if !isTerminal(stderr) {
+	tty := stderr
+	if u, ok := stderr.(interface{ Unwrap() io.Writer }); ok {
+		tty = u.Unwrap()
+	}
+	if !isTerminal(tty) {
 		return nil
 	}
-	width, _, _ := term.GetSize(int(stderr.(*os.File).Fd()))
-	return &progress{w: stderr, now: time.Now, width: width, active: map[string]*reading{}}
+	width, _, _ := term.GetSize(int(tty.(*os.File).Fd()))
+	return &progress{w: tty, out: stderr, now: time.Now, width: width, active: map[string]*reading{}}
 }
 
 // begin shows a phase with its elapsed time until end is called.
@@ -120,7 +126,7 @@ func (p *progress) target(ev deploy.Progress) {
 	if ev.Err != nil {
 		status = "FAILED (see below)"
 	}
-	fmt.Fprintf(p.w, "read %s (%s): %s in %s\n", ev.OU, ev.Type, status, ev.Elapsed.Round(time.Millisecond))
+	fmt.Fprint(p.w, termsafe.Escape(fmt.Sprintf("read %s (%s): %s in %s", ev.OU, ev.Type, status, ev.Elapsed.Round(time.Millisecond)))+"\n")
 	p.draw()
 }
 
@@ -145,7 +151,7 @@ func (p *progress) draw() {
 		slices.Sort(parts)
 		line += ": reading " + strings.Join(parts, "; ")
 	}
-	fmt.Fprint(p.w, "\r\x1b[K"+fit(line, p.width))
+	fmt.Fprint(p.w, "\r\x1b[K"+fit(termsafe.Escape(line), p.width))
 	p.drawn = true
 }
 
@@ -182,5 +188,8 @@ func (pw progressWriter) Write(b []byte) (int, error) {
 	pw.p.mu.Lock()
 	defer pw.p.mu.Unlock()
 	pw.p.clear()
+	if pw.p.out != nil {
+		return pw.p.out.Write(b)
+	}
 	return pw.p.w.Write(b)
 }
