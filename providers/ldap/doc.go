@@ -31,9 +31,11 @@
 // Each managed base is read by one single-level search per run (concurrent readers of the
 // same base share it, and the group reader of ldap_group rules answers from it); the read is
 // dropped after the provider writes to the base, so a later plan with the same Registry reads
-// it again. A successful search proves that the base exists, and nothing searches for it
-// again; a "no such object" answer proves it missing; any other failure fails the read, even
-// with create_if_missing. Writes of one target run WriteConcurrency (default 4) at a time;
+// it again. A search that finds entries proves that the base exists, and nothing searches for
+// it again; a "no such object" answer proves it missing; any other failure fails the read,
+// even with create_if_missing. A search that finds nothing proves nothing on 389 Directory
+// Server, which answers a paged search of a missing base with success and no entries: one
+// base-object lookup settles it, once per base and registry. Writes of one target run WriteConcurrency (default 4) at a time;
 // each group is one Add or one Modify replacing whole attributes, so writes to different
 // groups commute.
 //

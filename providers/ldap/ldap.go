@@ -149,9 +149,13 @@ func (r *Registry) connConfig(m config.Value) ConnConfig {
 
 // readBase reads every entry directly under base once per run (one paged, single-level
 // search). A single-level search keeps nested OUs apart: the groups of
-// ou=child,ou=parent are not groups of ou=parent. A successful search proves the base
-// exists; "no such object" proves it missing; any other failure is an error. page, when set,
-// is told the entries received so far after each page (when this call is the one that reads).
+// ou=child,ou=parent are not groups of ou=parent. "No such object" proves the base missing;
+// any other failure is an error. A successful search that found entries proves the base
+// exists, but an empty one does not: 389 Directory Server answers a paged search of a base
+// that does not exist with success and no entries (a plain search gets "no such object").
+// So an empty answer is confirmed by one base-object lookup, unless the base is already
+// known to exist. page, when set, is told the entries received so far after each page (when
+// this call is the one that reads).
 func (s *Service) readBase(ctx context.Context, base string, page func(entries int)) (*baseRead, error) {
 	return s.bases.Get(ctx, dn.Normalize(base), func(ctx context.Context) (*baseRead, error) {
 		req := goldap.NewSearchRequest(base, goldap.ScopeSingleLevel, goldap.NeverDerefAliases, 0, 0, false,
@@ -162,6 +166,15 @@ func (s *Service) readBase(ctx context.Context, base string, page func(entries i
 		}
 		if err != nil {
 			return nil, fmt.Errorf("searching %s: %w", base, err)
+		}
+		if len(entries) == 0 && !s.exists.Exists(base) {
+			e, err := s.readDN(ctx, base)
+			if err != nil {
+				return nil, err
+			}
+			if e == nil {
+				return &baseRead{missing: true}, nil
+			}
 		}
 		s.exists.Mark(base)
 		return &baseRead{entries: entries}, nil
