@@ -1,21 +1,25 @@
-// Package testldap starts a real, throwaway OpenLDAP server (slapd) for
-// integration tests.
+// Package testldap starts real, throwaway directory servers for integration
+// tests: OpenLDAP (Start), 389 Directory Server (StartDS) and a Samba Active
+// Directory domain controller (StartSamba).
 //
-// A real slapd, rather than an in-process fake, is used so that tests
+// Real servers, rather than in-process fakes, are used so that tests
 // exercise the exact protocol behaviour the entitlements tool meets in
 // production: schema checking, paged results, size limits, TLS and
-// StartTLS, and a server that disappears mid-run.
+// StartTLS, AD's bind rules, and a server that disappears mid-run.
 //
-// Each server lives in its own temp dir (config, MDB database, certs, log),
-// listens only on 127.0.0.1 on free ports, runs in the foreground as a child
-// of the test binary, and is stopped by t.Cleanup (and, on Linux, killed by
-// the kernel if the test binary dies first).
+// Each server lives in its own temp dir (config, database, certs, log),
+// listens only on loopback (slapd and 389 on 127.0.0.1 on free ports, Samba,
+// whose ports are fixed, on an address of its own in 127.0.0.0/8), runs in
+// the foreground as a child of the test binary, and is stopped by t.Cleanup
+// (and, on Linux, killed by the kernel if the test binary dies first). A
+// server whose package is not installed skips the test, or fails it when
+// CI=true.
 //
 // Notes from Debian's slapd 2.5 (GnuTLS build): it loads an ECDSA P-256 key
 // written as PKCS#8 ("BEGIN PRIVATE KEY"), so no RSA fallback is needed. It
 // runs fine as root without -u/-g (it only drops privileges when asked) and
 // as an ordinary user, since the ports are unprivileged and all files are in
-// the test's temp dir.
+// the test's temp dir. Samba 4.17 loads the same key.
 package testldap
 
 import (
@@ -94,6 +98,7 @@ type Server struct {
 	Dir      string // temp dir with the server's config, database, certs and logs
 
 	proc    process
+	host    string // the address it listens on when not 127.0.0.1 (Samba)
 	logPath string // the log whose tail explains a failure
 	caPool  *x509.CertPool
 
@@ -366,14 +371,18 @@ func (s *Server) Dial(t testing.TB) *ldap.Conn {
 }
 
 // TLSConfig returns a client config that trusts only the server's throwaway
-// CA (nil without TLS). ServerName is set to 127.0.0.1 so it also works for
-// StartTLS, where the client library cannot infer it; the certificate is
-// valid for localhost as well.
+// CA (nil without TLS). ServerName is set to the server's address (127.0.0.1
+// but for Samba) so it also works for StartTLS, where the client library
+// cannot infer it; the certificate of slapd is valid for localhost as well.
 func (s *Server) TLSConfig() *tls.Config {
 	if s.caPool == nil {
 		return nil
 	}
-	return &tls.Config{RootCAs: s.caPool, ServerName: "127.0.0.1", MinVersion: tls.VersionTLS12}
+	name := s.host
+	if name == "" {
+		name = "127.0.0.1"
+	}
+	return &tls.Config{RootCAs: s.caPool, ServerName: name, MinVersion: tls.VersionTLS12}
 }
 
 // Add adds the entries of an LDIF text (content records; see parseLDIF for
