@@ -10,6 +10,7 @@ import (
 	"net/url"
 	"os"
 	"slices"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -215,7 +216,12 @@ func (p *pool) dial(ctx context.Context) (*goldap.Conn, error) {
 		p.counters.Binds.Add(1)
 		if err := c.Bind(p.cfg.BindDN, p.cfg.Password); err != nil {
 			c.Close()
-			return nil, fmt.Errorf("binding to %s as %s: %w", p.cfg.URI, p.cfg.BindDN, err)
+			hint := ""
+			if goldap.IsErrorWithCode(err, goldap.LDAPResultStrongAuthRequired) && !p.cfg.StartTLS && !strings.HasPrefix(strings.ToLower(p.cfg.URI), "ldaps:") {
+				// Active Directory refuses simple binds in clear text.
+				hint = " (the server wants TLS: use an ldaps:// URI or ldap_starttls: true)"
+			}
+			return nil, fmt.Errorf("binding to %s as %s: %w%s", p.cfg.URI, p.cfg.BindDN, err, hint)
 		}
 	}
 	return c, nil
