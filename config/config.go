@@ -22,6 +22,7 @@ import (
 	"github.com/entitlements-go/entitlements/internal/dn"
 	"github.com/entitlements-go/entitlements/internal/erb"
 	"github.com/entitlements-go/entitlements/internal/safefile"
+	"github.com/entitlements-go/entitlements/internal/suggest"
 	"github.com/entitlements-go/entitlements/internal/vfs"
 	"github.com/entitlements-go/entitlements/internal/yaml11"
 	"github.com/entitlements-go/entitlements/validate"
@@ -688,7 +689,11 @@ func (l *loader) ou(key string, m *yaml11.Node, line int) *OU {
 		var unknown []string
 		for _, k := range ou.Settings.n.Keys {
 			if !spec.accepts(k.Text()) {
-				unknown = append(unknown, k.Text())
+				hint := ""
+				if c := suggest.Closest(k.Text(), spec.keys()); c != "" {
+					hint = fmt.Sprintf(" (did you mean %q?)", c)
+				}
+				unknown = append(unknown, k.Text()+hint)
 			}
 		}
 		if len(unknown) > 0 {

@@ -291,8 +291,10 @@ func TestGroupEntries(t *testing.T) {
 			errs: []cfgErr{{-1, `attribute group_category is "mail"; it must be one of: security, distribution`}}},
 		// People found by an attribute need no person_dn_format.
 		{name: "ldap person_attribute", text: cfgText("  a:\n    type: ldap\n    base: ou=a\n    ldap_uri: x\n    ldap_binddn: y\n    ldap_bindpw: z\n    person_attribute: sAMAccountName\n    person_base: ou=people\n")},
-		{name: "ldap AD key misspelt", text: cfgText(ldapOU("a", "    group_kind: security\n")),
+		{name: "ldap unknown key, nothing near", text: cfgText(ldapOU("a", "    group_kind: security\n")),
 			errs: []cfgErr{{9, `Group "a" contains unknown attribute(s): group_kind`}}},
+		{name: "ldap keys misspelt", text: cfgText(ldapOU("a", "    group_scpoe: global\n    persn_base: ou=x\n    create_if_mising: true\n")),
+			errs: []cfgErr{{9, `Group "a" contains unknown attribute(s): group_scpoe (did you mean "group_scope"?), persn_base (did you mean "person_base"?), create_if_mising (did you mean "create_if_missing"?)`}}},
 		{name: "member_of needs person_dn_format", text: cfgText(okGroups + "  mo:\n    type: member_of\n    memberof_attribute: x\n    ou: [a]\n    ldap_uri: x\n    ldap_binddn: y\n    ldap_bindpw: z\n    person_attribute: uid\n"),
 			errs: []cfgErr{{-1, "contains unknown attribute(s): person_attribute"}, {-1, "missing attribute person_dn_format!"}}},
 		{name: "dummy accepts any keys", text: cfgText(okGroups + "  lib:\n    type: dummy\n    anything: [1]\n    dir: ../ldap-config/lib\n")},

@@ -88,6 +88,19 @@ func mergeTypes(user []TypeSpec) map[string]TypeSpec {
 	return out
 }
 
+// keys are the keys the type accepts (for did-you-mean hints).
+func (t TypeSpec) keys() func(yield func(string) bool) {
+	return func(yield func(string) bool) {
+		for _, l := range [][]string{commonKeys, t.Required, t.Optional} {
+			for _, k := range l {
+				if !yield(k) {
+					return
+				}
+			}
+		}
+	}
+}
+
 func (t TypeSpec) accepts(key string) bool {
 	return t.AnyKeys || slices.Contains(commonKeys, key) || slices.Contains(t.Required, key) ||
 		slices.Contains(t.Optional, key)

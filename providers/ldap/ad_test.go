@@ -250,12 +250,21 @@ func TestActiveDirectory(t *testing.T) {
 		if err := srv.Dial(t).Modify(nested); err != nil {
 			t.Fatal(err)
 		}
+		// A groupType changed by hand (security to distribution) is put back.
+		kind := goldap.NewModifyRequest("CN=all-hands,"+adEscapedOU, nil)
+		kind.Replace("groupType", []string{"-2147483640"}) // universal security
+		if err := srv.Dial(t).Modify(kind); err != nil {
+			t.Fatal(err)
+		}
 		changed := adRepo(t, srv, true, srv.TLSURL)
 		second, warnings := adRun(t, changed, true)
 		mustApply(t, second)
 		tot = second.plan.Totals()
-		if tot[providers.CreateGroup] != 1 || tot[providers.DeleteGroup] != 1 || tot[providers.UpdateGroup] != 3 {
-			t.Errorf("change set: %v, want 1 create, 1 delete, 3 updates", tot)
+		if tot[providers.CreateGroup] != 1 || tot[providers.DeleteGroup] != 1 || tot[providers.UpdateGroup] != 4 {
+			t.Errorf("change set: %v, want 1 create, 1 delete, 4 updates", tot)
+		}
+		if got := adEntry(t, srv, "CN=all-hands,"+adEscapedOU).GetAttributeValue("groupType"); got != adUniversalDistribution {
+			t.Errorf("all-hands: groupType %s after the change set, want %s", got, adUniversalDistribution)
 		}
 		var native *providers.Change
 		for _, tp := range second.plan.Targets {

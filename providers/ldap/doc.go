@@ -1,7 +1,20 @@
 // Package ldap is the LDAP provider of entitlements-go (github.com/go-ldap/ldap/v3): groups
-// of `ldap` OUs (groupOfUniqueNames, groupOfNames, posixGroup), missing OUs created on demand
-// (missing parent OUs first), the member_of person attribute, the LDAP people source and the
-// reader behind ldap_group rules.
+// of `ldap` OUs (groupOfUniqueNames, groupOfNames, posixGroup, and Active Directory's group),
+// missing OUs created on demand (missing parent OUs first), the member_of person attribute,
+// the LDAP people source and the reader behind ldap_group rules. Tested against OpenLDAP, 389
+// Directory Server and a Samba AD DC.
+//
+// # Object classes and people
+//
+// An OU's class comes from object_class or the reference's plugin (class.go holds every rule
+// about classes). It reads entries of its class (a non-AD OU reads any of the reference's
+// three, in the reference's priority order); any other entry under its base is foreign:
+// reported once (Provider.Warnings, Options.Logger) and never read, deleted or written. AD
+// groups carry a sAMAccountName derived from the cn when created (collisions within the
+// registry's targets or with any object of the domain fail the plan), a groupType kept equal
+// to group_scope and group_category, managedBy (the bind DN), and no member when empty.
+// People map to entries through person_dn_format, or through an attribute (person_attribute)
+// of the entries under person_base, read once per registry (personmap.go).
 //
 // # Connection model
 //
