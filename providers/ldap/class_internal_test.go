@@ -102,3 +102,25 @@ func TestSAMAccountName(t *testing.T) {
 		}
 	}
 }
+
+func TestParseRange(t *testing.T) {
+	for _, tc := range []struct {
+		attr, name, start, end string
+		ok                     bool
+	}{
+		{"member;range=0-1499", "member", "0", "1499", true},
+		{"member;range=1500-*", "member", "1500", "*", true},
+		{"Member;Range=0-9", "Member", "0", "9", true},
+		{"member", "", "", "", false},
+		{"member;range=0", "", "", "", false},
+		{"member;range=-5", "", "", "", false},
+	} {
+		name, start, end, ok := parseRange(tc.attr)
+		if ok != tc.ok || (ok && (name != tc.name || start != tc.start || end != tc.end)) {
+			t.Errorf("parseRange(%q) = %q %q %q %v", tc.attr, name, start, end, ok)
+		}
+	}
+	if !hasRanges(goldap.NewEntry("cn=x", map[string][]string{"Member;Range=0-1": {"a"}})) || hasRanges(goldap.NewEntry("cn=x", map[string][]string{"member": {"a"}})) {
+		t.Error("hasRanges")
+	}
+}

@@ -182,6 +182,13 @@ func (s *Service) readBase(ctx context.Context, base string, page func(entries i
 		if err != nil {
 			return nil, fmt.Errorf("searching %s: %w", base, err)
 		}
+		for _, e := range entries {
+			if hasRanges(e) {
+				if err := s.completeRanges(ctx, e); err != nil {
+					return nil, err
+				}
+			}
+		}
 		if len(entries) == 0 && !s.exists.Exists(base) {
 			e, err := s.readDN(ctx, base)
 			if err != nil {
