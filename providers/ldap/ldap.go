@@ -480,9 +480,8 @@ func (p *Provider) personDN(uid string) string {
 	return strings.ReplaceAll(p.personDNFormat, "%KEY%", dn.EscapeValue(uid))
 }
 
-// memberDN is the DN a member is written as: person_dn_format expanded, or the entry found
-// by person_attribute. A member read as a DN that maps to no person (see entryGroup) is
-// kept as it is.
+// memberDN is the DN a desired member is written as: person_dn_format expanded, or the
+// entry found by person_attribute (ReadDesired has left out the people without one).
 func (p *Provider) memberDN(ctx context.Context, m string) (string, error) {
 	if p.personAttr == "" {
 		return p.personDN(m), nil
