@@ -12,6 +12,7 @@ import (
 	"cmp"
 	"fmt"
 	"io/fs"
+	"maps"
 	"path/filepath"
 	"regexp"
 	"slices"
@@ -21,6 +22,7 @@ import (
 	"github.com/entitlements-go/entitlements/internal/dn"
 	"github.com/entitlements-go/entitlements/internal/erb"
 	"github.com/entitlements-go/entitlements/internal/safefile"
+	"github.com/entitlements-go/entitlements/internal/suggest"
 	"github.com/entitlements-go/entitlements/internal/vfs"
 	"github.com/entitlements-go/entitlements/internal/yaml11"
 	"github.com/entitlements-go/entitlements/validate"
@@ -755,6 +757,9 @@ func (l *loader) ou(key string, m *yaml11.Node, line int) *OU {
 	if !spec.AnyKeys {
 		for _, r := range spec.Required {
 			v := m.Get(r)
+			if sub := spec.Substitutes[r]; v == nil && sub != "" && m.Get(sub) != nil {
+				continue
+			}
 			secret := slices.Contains(spec.Secrets, r)
 			switch {
 			case v == nil && !secret:
@@ -778,7 +783,11 @@ func (l *loader) ou(key string, m *yaml11.Node, line int) *OU {
 		var unknown []string
 		for _, k := range ou.Settings.n.Keys {
 			if !spec.accepts(k.Text()) {
-				unknown = append(unknown, k.Text())
+				hint := ""
+				if c := suggest.Closest(k.Text(), spec.keys()); c != "" {
+					hint = fmt.Sprintf(" (did you mean %q?)", c)
+				}
+				unknown = append(unknown, k.Text()+hint)
 			}
 		}
 		if len(unknown) > 0 {
@@ -788,6 +797,17 @@ func (l *loader) ou(key string, m *yaml11.Node, line int) *OU {
 		for _, b := range []string{"create_if_missing", "disable_ssl_verification", "ldap_disable_ssl_verification", "ignore_not_found"} {
 			if v := m.Get(b); v != nil && v.Kind != yaml11.Bool {
 				l.errf(v.Line, "Group %q attribute %s is supposed to be a boolean, not %s!", key, b, v.RubyClass())
+				bad = true
+			}
+		}
+		for _, k := range slices.Sorted(maps.Keys(spec.Enums)) {
+			v := m.Get(k)
+			if v == nil {
+				continue
+			}
+			allowed := spec.Enums[k]
+			if !v.IsString() || !slices.ContainsFunc(allowed, func(a string) bool { return strings.EqualFold(a, v.Str) }) {
+				l.errf(v.Line, "Group %q attribute %s is %s; it must be one of: %s", key, k, show(v), strings.Join(allowed, ", "))
 				bad = true
 			}
 		}

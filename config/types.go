@@ -20,6 +20,13 @@ type TypeSpec struct {
 	// Secrets are keys that may be null after environment substitution: they are only needed
 	// when a provider connects, so an offline calculation must not fail on them.
 	Secrets []string
+	// Substitutes lets a required key be left out when another key is given: the key →
+	// the key that replaces it (an ldap OU that finds people by person_attribute needs no
+	// person_dn_format).
+	Substitutes map[string]string
+	// Enums lists the values a key accepts (compared case-insensitively, since they name
+	// LDAP object classes and AD settings).
+	Enums map[string][]string
 }
 
 // commonKeys are accepted by every typed OU.
@@ -28,14 +35,25 @@ var commonKeys = []string{"dir", "allowed_methods", "allowed_types"}
 var ldapConn = []string{"ldap_uri", "ldap_binddn", "ldap_bindpw", "person_dn_format"}
 var ldapOpt = []string{"ldap_ca_file", "disable_ssl_verification", "ldap_disable_ssl_verification", "ldap_starttls"}
 
+// ldapGroupOpt choose how an ldap OU's groups are stored (object_class, and for Active
+// Directory's group the group_scope and group_category) and how people map to entries
+// (person_attribute under person_base instead of person_dn_format). providers/ldap reads them.
+var ldapGroupOpt = []string{"object_class", "group_scope", "group_category", "person_attribute", "person_base"}
+
 // DefaultTypes is the built-in backend table. It is returned fresh on every call so that no
 // caller can mutate shared state.
 func DefaultTypes() []TypeSpec {
 	return []TypeSpec{
 		{Name: "ldap", Priority: 10, Enumerates: true,
-			Required: append([]string{"base"}, ldapConn...),
-			Optional: append([]string{"create_if_missing", "plugin", "mirror"}, ldapOpt...),
-			Secrets:  []string{"ldap_bindpw", "ldap_binddn"}},
+			Required:    append([]string{"base"}, ldapConn...),
+			Optional:    append(append([]string{"create_if_missing", "plugin", "mirror"}, ldapOpt...), ldapGroupOpt...),
+			Secrets:     []string{"ldap_bindpw", "ldap_binddn"},
+			Substitutes: map[string]string{"person_dn_format": "person_attribute"},
+			Enums: map[string][]string{
+				"object_class":   {"groupOfUniqueNames", "groupOfNames", "posixGroup", "group"},
+				"group_scope":    {"global", "domain_local", "universal"},
+				"group_category": {"security", "distribution"},
+			}},
 		{Name: "dummy", Priority: 10, AnyKeys: true},
 		{Name: "member_of", Priority: 20,
 			Required: append([]string{"memberof_attribute", "ou"}, ldapConn...),
@@ -68,6 +86,19 @@ func mergeTypes(user []TypeSpec) map[string]TypeSpec {
 		out[t.Name] = t
 	}
 	return out
+}
+
+// keys are the keys the type accepts (for did-you-mean hints).
+func (t TypeSpec) keys() func(yield func(string) bool) {
+	return func(yield func(string) bool) {
+		for _, l := range [][]string{commonKeys, t.Required, t.Optional} {
+			for _, k := range l {
+				if !yield(k) {
+					return
+				}
+			}
+		}
+	}
 }
 
 func (t TypeSpec) accepts(key string) bool {

@@ -210,7 +210,7 @@ func (c *common) options(stderr io.Writer) (calc.Options, error) {
 	}
 	// LDAP people sources and ldap_group rules read the directory through the same
 	// connection pools that the LDAP provider uses for plan and apply.
-	c.ldap = ldapprov.NewRegistry(ldapprov.Options{})
+	c.ldap = ldapprov.NewRegistry(ldapprov.Options{Logger: c.logger})
 	return ldapcalc.Options(c.ldap, opt), nil
 }
 

@@ -23,14 +23,14 @@ type tlsFiles struct {
 }
 
 // writeTLSFiles generates a throwaway CA and a server certificate for
-// 127.0.0.1, ::1 and localhost, so tests can verify the chain for real
-// instead of using InsecureSkipVerify (which would hide hostname and CA
-// handling bugs in the code under test).
+// 127.0.0.1, ::1, localhost and the extra addresses, so tests can verify the
+// chain for real instead of using InsecureSkipVerify (which would hide
+// hostname and CA handling bugs in the code under test).
 //
 // The keys are ECDSA P-256 (fast to generate, unlike RSA 2048). The server
 // key is written as PKCS#8 ("BEGIN PRIVATE KEY"), which Debian's
 // GnuTLS-linked slapd loads; see the package doc for what was checked.
-func writeTLSFiles(dir string) (*tlsFiles, error) {
+func writeTLSFiles(dir string, extra ...net.IP) (*tlsFiles, error) {
 	now := time.Now()
 	caKey, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
 	if err != nil {
@@ -67,7 +67,7 @@ func writeTLSFiles(dir string) (*tlsFiles, error) {
 		KeyUsage:     x509.KeyUsageDigitalSignature,
 		ExtKeyUsage:  []x509.ExtKeyUsage{x509.ExtKeyUsageServerAuth},
 		DNSNames:     []string{"localhost"},
-		IPAddresses:  []net.IP{net.IPv4(127, 0, 0, 1), net.IPv6loopback},
+		IPAddresses:  append([]net.IP{net.IPv4(127, 0, 0, 1), net.IPv6loopback}, extra...),
 	}
 	srvDER, err := x509.CreateCertificate(rand.Reader, srvTmpl, caCert, srvKey.Public(), caKey)
 	if err != nil {

@@ -1,21 +1,25 @@
-// Package testldap starts a real, throwaway OpenLDAP server (slapd) for
-// integration tests.
+// Package testldap starts real, throwaway directory servers for integration
+// tests: OpenLDAP (Start), 389 Directory Server (StartDS) and a Samba Active
+// Directory domain controller (StartSamba).
 //
-// A real slapd, rather than an in-process fake, is used so that tests
+// Real servers, rather than in-process fakes, are used so that tests
 // exercise the exact protocol behaviour the entitlements tool meets in
 // production: schema checking, paged results, size limits, TLS and
-// StartTLS, and a server that disappears mid-run.
+// StartTLS, AD's bind rules, and a server that disappears mid-run.
 //
-// Each server lives in its own temp dir (config, MDB database, certs, log),
-// listens only on 127.0.0.1 on free ports, runs in the foreground as a child
-// of the test binary, and is stopped by t.Cleanup (and, on Linux, killed by
-// the kernel if the test binary dies first).
+// Each server lives in its own temp dir (config, database, certs, log),
+// listens only on loopback (slapd and 389 on 127.0.0.1 on free ports, Samba,
+// whose ports are fixed, on an address of its own in 127.0.0.0/8), runs in
+// the foreground as a child of the test binary, and is stopped by t.Cleanup
+// (and, on Linux, killed by the kernel if the test binary dies first). A
+// server whose package is not installed skips the test, or fails it when
+// CI=true.
 //
 // Notes from Debian's slapd 2.5 (GnuTLS build): it loads an ECDSA P-256 key
 // written as PKCS#8 ("BEGIN PRIVATE KEY"), so no RSA fallback is needed. It
 // runs fine as root without -u/-g (it only drops privileges when asked) and
 // as an ordinary user, since the ports are unprivileged and all files are in
-// the test's temp dir.
+// the test's temp dir. Samba 4.17 loads the same key.
 package testldap
 
 import (
@@ -23,7 +27,6 @@ import (
 	"context"
 	"crypto/tls"
 	"crypto/x509"
-	"errors"
 	"fmt"
 	"net"
 	"os"
@@ -82,8 +85,9 @@ type Options struct {
 	MaxSize int64
 }
 
-// Server is a running (or stopped) slapd. The exported fields are fixed for
-// the server's lifetime, including across Restart.
+// Server is a running (or stopped) directory server: slapd (Start), 389
+// Directory Server (StartDS) or a Samba AD DC (StartSamba). The exported
+// fields are fixed for the server's lifetime, including across Restart.
 type Server struct {
 	URL      string // ldap://127.0.0.1:PORT
 	TLSURL   string // ldaps://127.0.0.1:PORT2 when Options.TLS, else ""
@@ -91,12 +95,12 @@ type Server struct {
 	BindDN   string // rootdn, e.g. cn=admin,dc=example,dc=net
 	Password string // rootpw (plain text)
 	Suffix   string
-	Dir      string // temp dir with slapd.conf, db/, certs and slapd.log
+	Dir      string // temp dir with the server's config, database, certs and logs
 
-	slapd    string
-	confPath string
-	logPath  string
-	caPool   *x509.CertPool
+	proc    process
+	host    string // the address it listens on when not 127.0.0.1 (Samba)
+	logPath string // the log whose tail explains a failure
+	caPool  *x509.CertPool
 
 	mu    sync.Mutex
 	cmd   *exec.Cmd
@@ -107,6 +111,30 @@ type Server struct {
 	// logShown records that a failure message already carried the log
 	// tail, so the cleanup does not print it twice.
 	logShown bool
+}
+
+// process is what differs between the server programs a Server runs.
+type process struct {
+	name    string          // "slapd", "ns-slapd", "samba": for messages
+	path    string          // the executable
+	args    func() []string // its arguments for one run (ports may change between attempts)
+	env     []string        // added to the test's environment
+	outPath string          // where its stdout and stderr go
+	// ready bounds the wait for a bind after each start.
+	ready time.Duration
+	// adminTLS makes the helpers (Dial, Add, Search, Entry) bind over TLSURL: Samba refuses
+	// simple binds in clear text.
+	adminTLS bool
+	// check explains an exit during startup (slapd's config test), or is nil.
+	check func() string
+}
+
+// adminURL is the URL the helpers bind to.
+func (s *Server) adminURL() string {
+	if s.proc.adminTLS {
+		return s.TLSURL
+	}
+	return s.URL
 }
 
 // Start starts slapd for the test and registers t.Cleanup to stop it.
@@ -121,10 +149,7 @@ func Start(t testing.TB, opt Options) *Server {
 		_, err = findSchemaDir()
 	}
 	if err != nil {
-		if os.Getenv("CI") == "true" {
-			t.Fatalf("testldap: %v; CI=true so this is fatal", err)
-		}
-		skipnote.Skip(t, "testldap: %v; skipping LDAP integration test (apt-get install slapd ldap-utils)", err)
+		notInstalled(t, err, "apt-get install slapd ldap-utils")
 	}
 	schemaDir, _ := findSchemaDir()
 
@@ -145,19 +170,35 @@ func Start(t testing.TB, opt Options) *Server {
 		Password: "secret",
 		Suffix:   suffix,
 		Dir:      dir,
-		slapd:    slapd,
-		confPath: filepath.Join(dir, "slapd.conf"),
 		logPath:  filepath.Join(dir, "slapd.log"),
 	}
-	t.Cleanup(func() {
-		s.mu.Lock()
-		shown := s.logShown
-		s.mu.Unlock()
-		if t.Failed() && !shown {
-			t.Logf("testldap: slapd log tail (%s):\n%s", s.logPath, s.logTail(0, 60))
-		}
-		s.Stop()
-	})
+	confPath := filepath.Join(dir, "slapd.conf")
+	s.proc = process{
+		name: "slapd", path: slapd, outPath: s.logPath, ready: readyTimeout,
+		args: func() []string {
+			urls := s.URL + "/"
+			if s.TLSURL != "" {
+				urls += " " + s.TLSURL + "/"
+			}
+			// -d keeps slapd in the foreground (a child we can signal and wait for) and logs
+			// to stderr; 256 is "stats": one line per connection and operation, enough to
+			// debug a failing test without flooding.
+			return []string{"-f", confPath, "-h", urls, "-d", "256"}
+		},
+		// slapd at the "stats" log level exits on a bad config (e.g. a typo in ExtraSchema)
+		// without saying why, while "config" level would log every schema line: its config
+		// test mode (slaptest) says it.
+		check: func() string {
+			ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+			defer cancel()
+			out, err := exec.CommandContext(ctx, slapd, "-Tt", "-u", "-f", confPath).CombinedOutput()
+			if err == nil {
+				return ""
+			}
+			return "; config test (slapd -Tt -u -f " + confPath + "): " + strings.TrimSpace(string(out))
+		},
+	}
+	s.cleanupOnFailure(t)
 
 	if err := os.MkdirAll(filepath.Join(dir, "db"), 0o700); err != nil {
 		t.Fatalf("testldap: %v", err)
@@ -185,45 +226,90 @@ func Start(t testing.TB, opt Options) *Server {
 		s.caPool = x509.NewCertPool()
 		s.caPool.AppendCertsFromPEM(files.caPEM)
 	}
-	if err := os.WriteFile(s.confPath, []byte(slapdConf(params)), 0o600); err != nil {
+	if err := os.WriteFile(confPath, []byte(slapdConf(params)), 0o600); err != nil {
 		t.Fatalf("testldap: %v", err)
 	}
 
-	var lastErr error
-	for attempt := 0; attempt < startAttempts; attempt++ {
+	s.launch(t, func() error {
 		ports, err := freePorts(1 + btoi(opt.TLS))
 		if err != nil {
-			t.Fatalf("testldap: picking free ports: %v", err)
+			return err
 		}
 		s.URL = "ldap://127.0.0.1:" + strconv.Itoa(ports[0])
 		s.TLSURL = ""
 		if opt.TLS {
 			s.TLSURL = "ldaps://127.0.0.1:" + strconv.Itoa(ports[1])
 		}
-		lastErr = s.startAndWait()
-		if lastErr == nil {
-			break
+		return nil
+	})
+	s.addBaseTree(t, suffixEntry, opt.LDIF)
+	return s
+}
+
+// cleanupOnFailure registers the cleanup that stops the server, showing its log tail when
+// the test failed. The caller's t.TempDir is registered before it, so cleanups (LIFO) stop
+// the server before its directory is removed.
+func (s *Server) cleanupOnFailure(t testing.TB) {
+	t.Cleanup(func() {
+		s.mu.Lock()
+		shown := s.logShown
+		s.mu.Unlock()
+		if t.Failed() && !shown {
+			t.Logf("testldap: %s log tail (%s):\n%s", s.proc.name, s.logPath, s.logTail(0, 60))
 		}
-		if !s.lostPortRace() {
+		s.Stop()
+	})
+}
+
+// launch starts the server and waits until it is ready. pick chooses the addresses of one
+// attempt: a port picked by listening on :0 and closing can be taken by someone else
+// before the server binds it, so a lost race picks again.
+func (s *Server) launch(t testing.TB, pick func() error) {
+	t.Helper()
+	var lastErr error
+	for attempt := 0; attempt < startAttempts; attempt++ {
+		if err := pick(); err != nil {
+			t.Fatalf("testldap: picking free ports: %v", err)
+		}
+		lastErr = s.startAndWait()
+		if lastErr == nil || !s.lostPortRace() {
 			break
 		}
 	}
 	if lastErr != nil {
-		t.Fatalf("testldap: starting slapd: %v\nslapd log tail (%s):\n%s", lastErr, s.logPath, s.currentLogTail())
+		t.Fatalf("testldap: starting %s: %v\n%s log tail (%s):\n%s", s.proc.name, lastErr, s.proc.name, s.logPath, s.currentLogTail())
 	}
-
-	s.Add(t, suffixEntry+"\n"+
-		"dn: ou=People,"+suffix+"\nobjectClass: organizationalUnit\nou: People\n\n"+
-		"dn: ou=Groups,"+suffix+"\nobjectClass: organizationalUnit\nou: Groups\n")
-	if strings.TrimSpace(opt.LDIF) != "" {
-		s.Add(t, opt.LDIF)
-	}
-	return s
 }
 
-// Stop shuts slapd down gracefully (SIGTERM, so MDB is closed cleanly) and
-// waits for it, escalating to SIGKILL after a bound. It is a no-op if slapd
-// is not running.
+// addBaseTree adds the suffix entry (unless it is ""), ou=People and ou=Groups, then the
+// caller's LDIF.
+func (s *Server) addBaseTree(t testing.TB, suffixEntry, ldif string) {
+	t.Helper()
+	base := "dn: ou=People," + s.Suffix + "\nobjectClass: organizationalUnit\nou: People\n\n" +
+		"dn: ou=Groups," + s.Suffix + "\nobjectClass: organizationalUnit\nou: Groups\n"
+	if suffixEntry != "" {
+		base = suffixEntry + "\n" + base
+	}
+	s.Add(t, base)
+	if strings.TrimSpace(ldif) != "" {
+		s.Add(t, ldif)
+	}
+}
+
+// notInstalled skips the test, or fails it when the environment has CI=true: CI installs the
+// servers precisely so these tests run, and a silent skip there would hide a broken install
+// step.
+func notInstalled(t testing.TB, err error, install string) {
+	t.Helper()
+	if os.Getenv("CI") == "true" {
+		t.Fatalf("testldap: %v; CI=true so this is fatal", err)
+	}
+	skipnote.Skip(t, "testldap: %v; skipping LDAP integration test (%s)", err, install)
+}
+
+// Stop shuts the server down gracefully (SIGTERM, so its database is closed
+// cleanly) and waits for it, escalating to SIGKILL after a bound. It is a
+// no-op if the server is not running.
 func (s *Server) Stop() {
 	cmd, done := s.running()
 	if cmd == nil {
@@ -249,33 +335,34 @@ func (s *Server) Kill() {
 	<-done
 }
 
-// Restart starts slapd again on the same ports with the same database,
+// Restart starts the server again on the same ports with the same database,
 // after Kill or Stop; a still-running server is stopped first. Clients can
 // therefore keep their URLs and test reconnect logic.
 func (s *Server) Restart(t testing.TB) {
 	t.Helper()
 	s.Stop()
-	// The ports were ours a moment ago; slapd sets SO_REUSEADDR, so
-	// TIME_WAIT connections do not block it. Only a stranger grabbing the
+	// The ports were ours a moment ago; the servers set SO_REUSEADDR, so
+	// TIME_WAIT connections do not block them. Only a stranger grabbing the
 	// port in between does, and then retrying briefly is all we can do.
-	deadline := time.Now().Add(readyTimeout)
+	deadline := time.Now().Add(s.proc.ready)
 	for {
 		err := s.startAndWait()
 		if err == nil {
 			return
 		}
 		if !s.lostPortRace() || time.Now().After(deadline) {
-			t.Fatalf("testldap: restarting slapd: %v\nslapd log tail (%s):\n%s", err, s.logPath, s.currentLogTail())
+			t.Fatalf("testldap: restarting %s: %v\n%s log tail (%s):\n%s", s.proc.name, err, s.proc.name, s.logPath, s.currentLogTail())
 		}
 		time.Sleep(200 * time.Millisecond)
 	}
 }
 
-// Dial returns a connection to the plain port bound as the rootdn, closed by
-// t.Cleanup.
+// Dial returns a connection bound as the administrator (BindDN), closed by
+// t.Cleanup: on the plain port, except for Samba, which refuses simple binds
+// in clear text and is dialled on TLSURL.
 func (s *Server) Dial(t testing.TB) *ldap.Conn {
 	t.Helper()
-	c, err := s.dialBind(s.URL, true, opTimeout)
+	c, err := s.dialBind(s.adminURL(), true, opTimeout)
 	if err != nil {
 		t.Fatalf("testldap: %v", err)
 	}
@@ -284,14 +371,18 @@ func (s *Server) Dial(t testing.TB) *ldap.Conn {
 }
 
 // TLSConfig returns a client config that trusts only the server's throwaway
-// CA (nil without TLS). ServerName is set to 127.0.0.1 so it also works for
-// StartTLS, where the client library cannot infer it; the certificate is
-// valid for localhost as well.
+// CA (nil without TLS). ServerName is set to the server's address (127.0.0.1
+// but for Samba) so it also works for StartTLS, where the client library
+// cannot infer it; the certificate of slapd is valid for localhost as well.
 func (s *Server) TLSConfig() *tls.Config {
 	if s.caPool == nil {
 		return nil
 	}
-	return &tls.Config{RootCAs: s.caPool, ServerName: "127.0.0.1", MinVersion: tls.VersionTLS12}
+	name := s.host
+	if name == "" {
+		name = "127.0.0.1"
+	}
+	return &tls.Config{RootCAs: s.caPool, ServerName: name, MinVersion: tls.VersionTLS12}
 }
 
 // Add adds the entries of an LDIF text (content records; see parseLDIF for
@@ -306,7 +397,7 @@ func (s *Server) Add(t testing.TB, ldif string) {
 	if len(reqs) == 0 {
 		return
 	}
-	c, err := s.dialBind(s.URL, true, opTimeout)
+	c, err := s.dialBind(s.adminURL(), true, opTimeout)
 	if err != nil {
 		t.Fatalf("testldap: %v", err)
 	}
@@ -323,7 +414,7 @@ func (s *Server) Add(t testing.TB, ldif string) {
 // limits are. With no attrs, all user attributes are returned.
 func (s *Server) Search(t testing.TB, base, filter string, attrs ...string) []*ldap.Entry {
 	t.Helper()
-	c, err := s.dialBind(s.URL, true, opTimeout)
+	c, err := s.dialBind(s.adminURL(), true, opTimeout)
 	if err != nil {
 		t.Fatalf("testldap: %v", err)
 	}
@@ -340,7 +431,7 @@ func (s *Server) Search(t testing.TB, base, filter string, attrs ...string) []*l
 // returns nil if it does not exist.
 func (s *Server) Entry(t testing.TB, dn string) *ldap.Entry {
 	t.Helper()
-	c, err := s.dialBind(s.URL, true, opTimeout)
+	c, err := s.dialBind(s.adminURL(), true, opTimeout)
 	if err != nil {
 		t.Fatalf("testldap: %v", err)
 	}
@@ -395,41 +486,39 @@ func (s *Server) running() (*exec.Cmd, chan struct{}) {
 	}
 }
 
-// startAndWait launches slapd on s.URL/s.TLSURL and waits until the rootdn
-// can bind (and, with TLS, an ldaps handshake verifies against the CA).
+// startAndWait launches the server on s.URL/s.TLSURL and waits until the
+// administrator can bind (and, with TLS, an ldaps handshake verifies against
+// the CA).
 func (s *Server) startAndWait() error {
 	if cmd, _ := s.running(); cmd != nil {
-		return errors.New("slapd is already running")
+		return fmt.Errorf("%s is already running", s.proc.name)
 	}
-	logf, err := os.OpenFile(s.logPath, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)
+	outf, err := os.OpenFile(s.proc.outPath, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)
 	if err != nil {
 		return err
 	}
-	defer logf.Close() // the child keeps its own descriptor
-	st, err := logf.Stat()
-	if err != nil {
-		return err
+	defer outf.Close() // the child keeps its own descriptor
+	var logAt int64
+	if st, err := os.Stat(s.logPath); err == nil {
+		logAt = st.Size()
 	}
-	urls := s.URL + "/"
-	if s.TLSURL != "" {
-		urls += " " + s.TLSURL + "/"
-	}
+	args := s.proc.args()
 
 	s.mu.Lock()
 	s.runs++
-	s.logAt = st.Size()
-	fmt.Fprintf(logf, "=== testldap run %d: -h %q at %s ===\n", s.runs, urls, time.Now().Format(time.RFC3339Nano))
-	// -d keeps slapd in the foreground (a child we can signal and wait
-	// for) and logs to stderr; 256 is "stats": one line per connection
-	// and operation, enough to debug a failing test without flooding.
-	cmd := exec.Command(s.slapd, "-f", s.confPath, "-h", urls, "-d", "256")
+	s.logAt = logAt
+	fmt.Fprintf(outf, "=== testldap run %d: %s %q at %s ===\n", s.runs, s.proc.name, args, time.Now().Format(time.RFC3339Nano))
+	cmd := exec.Command(s.proc.path, args...)
 	cmd.Dir = s.Dir
-	cmd.Stdout = logf
-	cmd.Stderr = logf
+	if len(s.proc.env) > 0 {
+		cmd.Env = append(os.Environ(), s.proc.env...)
+	}
+	cmd.Stdout = outf
+	cmd.Stderr = outf
 	cmd.SysProcAttr = sysProcAttr()
 	if err := cmd.Start(); err != nil {
 		s.mu.Unlock()
-		return fmt.Errorf("exec %s: %w", s.slapd, err)
+		return fmt.Errorf("exec %s: %w", s.proc.path, err)
 	}
 	done := make(chan struct{})
 	s.cmd, s.done = cmd, done
@@ -442,7 +531,7 @@ func (s *Server) startAndWait() error {
 		close(done)
 	}()
 
-	deadline := time.Now().Add(readyTimeout)
+	deadline := time.Now().Add(s.proc.ready)
 	var lastErr error
 	for {
 		select {
@@ -451,9 +540,13 @@ func (s *Server) startAndWait() error {
 			err := s.exit
 			s.mu.Unlock()
 			if s.lostPortRace() {
-				return fmt.Errorf("slapd exited during startup (%v): port in use", err)
+				return fmt.Errorf("%s exited during startup (%v): port in use", s.proc.name, err)
 			}
-			return fmt.Errorf("slapd exited during startup (%v)%s", err, s.configCheck())
+			why := ""
+			if s.proc.check != nil {
+				why = s.proc.check()
+			}
+			return fmt.Errorf("%s exited during startup (%v)%s", s.proc.name, err, why)
 		default:
 		}
 		lastErr = s.ping()
@@ -463,32 +556,19 @@ func (s *Server) startAndWait() error {
 		if time.Now().After(deadline) {
 			_ = cmd.Process.Kill()
 			<-done
-			return fmt.Errorf("slapd not ready after %s: %w", readyTimeout, lastErr)
+			return fmt.Errorf("%s not ready after %s: %w", s.proc.name, s.proc.ready, lastErr)
 		}
 		time.Sleep(25 * time.Millisecond)
 	}
 }
 
-// configCheck runs slapd's config test mode (slaptest), because slapd at
-// the "stats" log level exits on a bad config (e.g. a typo in ExtraSchema)
-// without saying why, while "config" level would log every schema line.
-func (s *Server) configCheck() string {
-	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-	defer cancel()
-	out, err := exec.CommandContext(ctx, s.slapd, "-Tt", "-u", "-f", s.confPath).CombinedOutput()
-	if err == nil {
-		return ""
-	}
-	return "; config test (slapd -Tt -u -f " + s.confPath + "): " + strings.TrimSpace(string(out))
-}
-
 func (s *Server) ping() error {
-	c, err := s.dialBind(s.URL, true, pingTimeout)
+	c, err := s.dialBind(s.adminURL(), true, pingTimeout)
 	if err != nil {
 		return err
 	}
 	c.Close()
-	if s.TLSURL != "" {
+	if s.TLSURL != "" && !s.proc.adminTLS {
 		c, err := s.dialBind(s.TLSURL, false, pingTimeout)
 		if err != nil {
 			return fmt.Errorf("ldaps: %w", err)
@@ -504,7 +584,16 @@ func (s *Server) lostPortRace() bool {
 	at := s.logAt
 	s.mu.Unlock()
 	tail := s.logTail(at, 40)
-	return strings.Contains(tail, "Address already in use") || strings.Contains(tail, "errno=98")
+	for _, m := range []string{
+		"Address already in use", "errno=98", // slapd
+		"address is in use",                    // ns-slapd (NSPR)
+		"NT_STATUS_ADDRESS_ALREADY_ASSOCIATED", // samba
+	} {
+		if strings.Contains(tail, m) {
+			return true
+		}
+	}
+	return false
 }
 
 // currentLogTail returns the end of the current run's log for a failure
@@ -517,7 +606,7 @@ func (s *Server) currentLogTail() string {
 	return s.logTail(at, 40)
 }
 
-// logTail returns the last n lines of slapd.log from offset on.
+// logTail returns the last n lines of the server's log from offset on.
 func (s *Server) logTail(offset int64, n int) string {
 	data, err := os.ReadFile(s.logPath)
 	if err != nil {

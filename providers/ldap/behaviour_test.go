@@ -531,3 +531,80 @@ func TestCreateCollisionMakesTheEntryRight(t *testing.T) {
 		t.Errorf("description %q gidNumber %q", d, n)
 	}
 }
+
+// Entries of a managed OU that are no group of the classes it reads (an AD group, a role)
+// used to fail the whole OU ("Do not know how to handle objectClass"). Each is reported once
+// and left alone: not read, not deleted, and a group defined at its DN is not written over it.
+func TestForeignEntriesLeftAlone(t *testing.T) {
+	srv := startB(t)
+	srv.Add(t, `dn: ou=Teams,ou=Groups,dc=example,dc=net
+objectClass: organizationalUnit
+ou: Teams
+
+dn: cn=reception,ou=Teams,ou=Groups,dc=example,dc=net
+objectClass: organizationalRole
+cn: reception
+description: front desk
+
+dn: cn=printers,ou=Teams,ou=Groups,dc=example,dc=net
+objectClass: organizationalRole
+cn: printers
+`)
+	dir := bRepo(t, bConfig(srv.URL, srv.BindDN, srv.Password, "ou=Teams,ou=Groups,"+bSuffix), map[string]string{
+		"defs/teams/sre.txt":       "username = alice\n",
+		"defs/teams/reception.txt": "username = bob\n",
+	})
+	res, cfg := bCalc(t, dir)
+	reg := ldapprov.NewRegistry(ldapprov.Options{})
+	defer reg.Close()
+	var teams *ldapprov.Provider
+	opt := bOptions(reg)
+	f := opt.Providers["ldap"]
+	opt.Providers["ldap"] = func(ou *config.OU) (providers.Provider, error) {
+		p, err := f(ou)
+		if ou.Key == "teams" {
+			teams = p.(*ldapprov.Provider)
+		}
+		return p, err
+	}
+	ctx := context.Background()
+	plan, err := deploy.Build(ctx, res, cfg, opt)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tp := bTarget(t, plan, "teams")
+	if tp.Err != nil {
+		t.Fatalf("teams: %v", tp.Err)
+	}
+	var kinds []string
+	for _, c := range tp.Changes {
+		kinds = append(kinds, c.Kind.String()+" "+c.DN)
+	}
+	if want := []string{"create cn=reception,ou=Teams,ou=Groups,dc=example,dc=net", "create cn=sre,ou=Teams,ou=Groups,dc=example,dc=net"}; !slices.Equal(kinds, want) {
+		t.Errorf("teams plans %q, want %q (no delete of the foreign entries)", kinds, want)
+	}
+	rep, _ := deploy.Apply(ctx, plan, opt.ApplyOptions())
+	var failed []string
+	for _, tr := range rep.Targets {
+		for _, o := range tr.Outcomes {
+			if o.Err != nil {
+				failed = append(failed, o.Err.Error())
+			}
+		}
+	}
+	if len(failed) != 1 || !strings.Contains(failed[0], "cn=reception,ou=Teams,ou=Groups,dc=example,dc=net is an entry this OU does not manage (objectClass: organizationalRole); left alone") {
+		t.Errorf("apply failures %q", failed)
+	}
+	if e := srv.Entry(t, "cn=reception,ou=Teams,ou=Groups,"+bSuffix); e == nil || e.GetAttributeValue("description") != "front desk" || len(e.GetAttributeValues("uniqueMember")) != 0 {
+		t.Errorf("the foreign entry was written: %v", e)
+	}
+	warnings := teams.Warnings()
+	want := []string{
+		"cn=printers,ou=Teams,ou=Groups,dc=example,dc=net is not a groupOfUniqueNames (objectClass: organizationalRole); left alone",
+		"cn=reception,ou=Teams,ou=Groups,dc=example,dc=net is not a groupOfUniqueNames (objectClass: organizationalRole); left alone",
+	}
+	slices.Sort(warnings)
+	if !slices.Equal(warnings, want) {
+		t.Errorf("warnings %q, want %q", warnings, want)
+	}
+}

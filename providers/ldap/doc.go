@@ -1,7 +1,20 @@
 // Package ldap is the LDAP provider of entitlements-go (github.com/go-ldap/ldap/v3): groups
-// of `ldap` OUs (groupOfUniqueNames, groupOfNames, posixGroup), missing OUs created on demand
-// (missing parent OUs first), the member_of person attribute, the LDAP people source and the
-// reader behind ldap_group rules.
+// of `ldap` OUs (groupOfUniqueNames, groupOfNames, posixGroup, and Active Directory's group),
+// missing OUs created on demand (missing parent OUs first), the member_of person attribute,
+// the LDAP people source and the reader behind ldap_group rules. Tested against OpenLDAP, 389
+// Directory Server and a Samba AD DC.
+//
+// # Object classes and people
+//
+// An OU's class comes from object_class or the reference's plugin (class.go holds every rule
+// about classes). It reads entries of its class (a non-AD OU reads any of the reference's
+// three, in the reference's priority order); any other entry under its base is foreign:
+// reported once (Provider.Warnings, Options.Logger) and never read, deleted or written. AD
+// groups carry a sAMAccountName derived from the cn when created (collisions within the
+// registry's targets or with any object of the domain fail the plan), a groupType kept equal
+// to group_scope and group_category, managedBy (the bind DN), and no member when empty.
+// People map to entries through person_dn_format, or through an attribute (person_attribute)
+// of the entries under person_base, read once per registry (personmap.go).
 //
 // # Connection model
 //
@@ -31,9 +44,11 @@
 // Each managed base is read by one single-level search per run (concurrent readers of the
 // same base share it, and the group reader of ldap_group rules answers from it); the read is
 // dropped after the provider writes to the base, so a later plan with the same Registry reads
-// it again. A successful search proves that the base exists, and nothing searches for it
-// again; a "no such object" answer proves it missing; any other failure fails the read, even
-// with create_if_missing. Writes of one target run WriteConcurrency (default 4) at a time;
+// it again. A search that finds entries proves that the base exists, and nothing searches for
+// it again; a "no such object" answer proves it missing; any other failure fails the read,
+// even with create_if_missing. A search that finds nothing proves nothing on 389 Directory
+// Server, which answers a paged search of a missing base with success and no entries: one
+// base-object lookup settles it, once per base and registry. Writes of one target run WriteConcurrency (default 4) at a time;
 // each group is one Add or one Modify replacing whole attributes, so writes to different
 // groups commute.
 //

@@ -3,6 +3,7 @@ package ldap
 import (
 	"context"
 	"fmt"
+	"log/slog"
 	"os"
 	"slices"
 	"strconv"
@@ -30,6 +31,9 @@ type Options struct {
 	PageSize uint32
 	// Getenv reads LDAP_CACERT / LDAP_DISABLE_SSL_VERIFICATION. Default os.LookupEnv.
 	Getenv func(string) (string, bool)
+	// Logger receives warnings about entries left alone: foreign entries in a managed OU,
+	// members that map to no person, people with no entry. Default: discard.
+	Logger *slog.Logger
 }
 
 func (o Options) withDefaults() Options {
@@ -38,6 +42,9 @@ func (o Options) withDefaults() Options {
 	}
 	if o.Getenv == nil {
 		o.Getenv = os.LookupEnv
+	}
+	if o.Logger == nil {
+		o.Logger = slog.New(slog.DiscardHandler)
 	}
 	return o
 }
@@ -86,6 +93,14 @@ type Service struct {
 	counters *Counters
 	bases    cache.TTL[*baseRead]
 	exists   cache.Existence
+	people   cache.TTL[*personMap] // person_attribute maps, by base and attribute
+	// domain is AD's defaultNamingContext, read once for the sAMAccountName checks.
+	domain cache.TTL[string]
+	// samNames are the sAMAccountNames that the desired AD groups of this registry's targets
+	// claim (lower-cased name → normalised DN): two groups of different OUs of one domain
+	// must not claim the same name.
+	samMu    sync.Mutex
+	samNames map[string]string
 }
 
 type baseRead struct {
@@ -149,9 +164,13 @@ func (r *Registry) connConfig(m config.Value) ConnConfig {
 
 // readBase reads every entry directly under base once per run (one paged, single-level
 // search). A single-level search keeps nested OUs apart: the groups of
-// ou=child,ou=parent are not groups of ou=parent. A successful search proves the base
-// exists; "no such object" proves it missing; any other failure is an error. page, when set,
-// is told the entries received so far after each page (when this call is the one that reads).
+// ou=child,ou=parent are not groups of ou=parent. "No such object" proves the base missing;
+// any other failure is an error. A successful search that found entries proves the base
+// exists, but an empty one does not: 389 Directory Server answers a paged search of a base
+// that does not exist with success and no entries (a plain search gets "no such object").
+// So an empty answer is confirmed by one base-object lookup, unless the base is already
+// known to exist. page, when set, is told the entries received so far after each page (when
+// this call is the one that reads).
 func (s *Service) readBase(ctx context.Context, base string, page func(entries int)) (*baseRead, error) {
 	return s.bases.Get(ctx, dn.Normalize(base), func(ctx context.Context) (*baseRead, error) {
 		req := goldap.NewSearchRequest(base, goldap.ScopeSingleLevel, goldap.NeverDerefAliases, 0, 0, false,
@@ -162,6 +181,22 @@ func (s *Service) readBase(ctx context.Context, base string, page func(entries i
 		}
 		if err != nil {
 			return nil, fmt.Errorf("searching %s: %w", base, err)
+		}
+		for _, e := range entries {
+			if hasRanges(e) {
+				if err := s.completeRanges(ctx, e); err != nil {
+					return nil, err
+				}
+			}
+		}
+		if len(entries) == 0 && !s.exists.Exists(base) {
+			e, err := s.readDN(ctx, base)
+			if err != nil {
+				return nil, err
+			}
+			if e == nil {
+				return &baseRead{missing: true}, nil
+			}
 		}
 		s.exists.Mark(base)
 		return &baseRead{entries: entries}, nil
@@ -195,11 +230,20 @@ func (s *Service) readDN(ctx context.Context, d string) (*goldap.Entry, error) {
 type Provider struct {
 	svc            *Service
 	opt            Options
+	ou             string
 	base           string
 	personDNFormat string
 	keyAttr        string // the attribute whose value is %KEY% in person_dn_format
-	plugin         string // "", GroupOfNames, PosixGroup, Dummy
-	createMissing  bool
+	// personAttr and personBase map people through an attribute (person_attribute) instead
+	// of person_dn_format.
+	personAttr, personBase string
+	spec                   groupSpec
+	createMissing          bool
+
+	mu       sync.Mutex
+	warned   map[string]bool
+	warnings []string
+	foreign  map[string]string // normalised DN → its classes, from the last read
 }
 
 // Provider builds the provider of an OU (types ldap and member_of).
@@ -218,35 +262,66 @@ func (r *Registry) Provider(ou *config.OU) (*Provider, error) {
 	if err != nil {
 		return nil, err
 	}
-	p := &Provider{svc: svc, opt: r.opt, base: ou.Base}
-	if v := m.Get("person_dn_format"); v.Exists() {
+	p := &Provider{svc: svc, opt: r.opt, ou: ou.Key, base: ou.Base}
+	if p.spec, err = ouGroupSpec(m); err != nil {
+		return nil, fmt.Errorf("OU %s: %w", ou.Key, err)
+	}
+	p.personAttr, p.personBase = m.Get("person_attribute").Text(), m.Get("person_base").Text()
+	switch v := m.Get("person_dn_format"); {
+	case p.personAttr != "" && v.Exists():
+		return nil, fmt.Errorf("OU %s sets both person_dn_format and person_attribute; keep one", ou.Key)
+	case p.personAttr != "" && p.personBase == "":
+		return nil, fmt.Errorf("OU %s: person_attribute needs person_base, the entry under which people are found", ou.Key)
+	case p.personAttr == "" && p.personBase != "":
+		return nil, fmt.Errorf("OU %s: person_base is used only with person_attribute", ou.Key)
+	case v.Exists():
 		p.personDNFormat = v.Text()
 		p.keyAttr = keyAttr(p.personDNFormat)
 	}
 	p.createMissing, _ = m.Get("create_if_missing").AsBool()
-	p.plugin = ou.Plugin
 	return p, nil
+}
+
+// Warnings returns what reads and writes reported and left alone (foreign entries in a
+// managed OU, members that map to no person, people with no entry), each once, in order.
+func (p *Provider) Warnings() []string {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return slices.Clone(p.warnings)
+}
+
+// warn reports msg once per provider (a plan followed by an apply reads twice).
+func (p *Provider) warn(format string, args ...any) {
+	msg := fmt.Sprintf(format, args...)
+	p.mu.Lock()
+	seen := p.warned[msg]
+	if !seen {
+		if p.warned == nil {
+			p.warned = map[string]bool{}
+		}
+		p.warned[msg] = true
+		p.warnings = append(p.warnings, msg)
+	}
+	p.mu.Unlock()
+	if !seen {
+		p.opt.Logger.Warn(msg, "ou", p.ou)
+	}
 }
 
 // Counters implements providers.Counter (the counters of the provider's server).
 func (p *Provider) Counters() map[string]int64 { return p.svc.Counters() }
 
-// memberAttr is the member attribute of the OU's object class.
-func (p *Provider) objectClass() (class, memberAttr string) {
-	switch p.plugin {
-	case "GroupOfNames":
-		return "groupOfNames", "member"
-	case "PosixGroup":
-		return "posixGroup", "memberUid"
-	}
-	return "groupOfUniqueNames", "uniqueMember"
-}
-
-// Desire implements providers.Desirer: the object class, and the gidNumber of a posixGroup.
+// Desire implements providers.Desirer: the object class, the gidNumber of a posixGroup, the
+// groupType of an AD group (whose sAMAccountName must be derivable from its cn).
 func (p *Provider) Desire(_ *providers.Target, g *providers.Group) error {
-	class, _ := p.objectClass()
-	g.Attrs = map[string][]string{"objectclass": {class}}
-	if p.plugin == "PosixGroup" {
+	g.Attrs = map[string][]string{"objectclass": {p.spec.class}}
+	if p.spec.class == classAD {
+		if _, err := samAccountName(g.CN); err != nil {
+			return fmt.Errorf("%s: %w", g.DN, err)
+		}
+		g.Attrs["grouptype"] = []string{p.spec.groupType}
+	}
+	if p.spec.class == classPosix {
 		v, ok := g.Metadata["gid_number"]
 		if !ok {
 			return fmt.Errorf("POSIX Group %s has no metadata setting for gid_number!", g.DN)
@@ -277,12 +352,62 @@ func (p *Provider) Read(ctx context.Context, t *providers.Target) (*providers.St
 		st.ContainerMissing = true
 		return st, nil
 	}
+	var people *personMap
+	if p.personAttr != "" {
+		if people, err = p.svc.persons(ctx, p.personBase, p.personAttr); err != nil {
+			return nil, err
+		}
+	}
+	foreign := map[string]string{}
 	for _, e := range br.entries {
-		g, err := entryGroup(e, p.keyAttr)
+		class := p.spec.entryClass(e)
+		if class == "" {
+			// Not a group this OU manages (an AD group in an OpenLDAP-style OU, a user or a
+			// contact in an AD OU, ...): never read as one, never deleted, never written.
+			classes := strings.Join(e.GetEqualFoldAttributeValues("objectClass"), ", ")
+			foreign[dn.Normalize(e.DN)] = classes
+			p.warn("%s is not a %s (objectClass: %s); left alone", e.DN, p.spec.class, classes)
+			continue
+		}
+		g := p.entryGroup(e, class, people)
+		st.Groups[providers.Key(g.DN)] = g
+	}
+	p.mu.Lock()
+	p.foreign = foreign
+	p.mu.Unlock()
+	return st, nil
+}
+
+// ReadDesired implements providers.DesiredReader: Read, then what needs the desired groups.
+// With person_attribute, a desired member with no entry under person_base cannot be written:
+// it is reported and left out, so that the plan converges. For AD groups, the
+// sAMAccountNames of the groups to create are checked: two desired groups (of any OU of the
+// registry's domain) may not derive the same name, nor may a new group take the name of an
+// existing object anywhere in the domain; a collision fails the target's plan.
+func (p *Provider) ReadDesired(ctx context.Context, t *providers.Target, desired []*providers.Group) (*providers.State, error) {
+	st, err := p.Read(ctx, t)
+	if err != nil {
+		return nil, err
+	}
+	if p.personAttr != "" {
+		people, err := p.svc.persons(ctx, p.personBase, p.personAttr)
 		if err != nil {
 			return nil, err
 		}
-		st.Groups[providers.Key(g.DN)] = g
+		for _, g := range desired {
+			g.Members = slices.DeleteFunc(g.Members, func(m string) bool {
+				if _, ok := people.dnOf(m); ok {
+					return false
+				}
+				p.warn("%s: %s has no entry with %s=%s under %s (or more than one); not added", g.DN, m, p.personAttr, m, p.personBase)
+				return true
+			})
+		}
+	}
+	if p.spec.class == classAD {
+		if err := p.checkSAMAccountNames(ctx, desired, st); err != nil {
+			return nil, err
+		}
 	}
 	return st, nil
 }
@@ -302,28 +427,18 @@ func keyAttr(format string) string {
 	return ""
 }
 
-// entryGroup converts an LDAP entry into a group: members by object class, own DN dropped
-// (the empty-group convention), each member reduced to its first RDN value, unescaped (the
-// value of keyAttr when that RDN is multi-valued).
-func entryGroup(e *goldap.Entry, keyAttr string) (*providers.Group, error) {
-	g := &providers.Group{DN: e.DN, Attrs: map[string][]string{}}
-	// The group's class decides its member attribute, in the reference's priority order
-	// whatever order the server lists the classes in. Other classes on the entry (top,
-	// extensibleObject, ...) are not ours to compare.
-	classes := e.GetEqualFoldAttributeValues("objectClass")
-	class, memberAttr := "", ""
-	for _, c := range [][2]string{{"groupOfUniqueNames", "uniqueMember"}, {"groupOfNames", "member"}, {"posixGroup", "memberUid"}} {
-		if slices.ContainsFunc(classes, func(oc string) bool { return strings.EqualFold(oc, c[0]) }) {
-			class, memberAttr = c[0], c[1]
-			break
-		}
-	}
-	if memberAttr == "" {
-		return nil, fmt.Errorf("Do not know how to handle objectClass = %v for dn=%s!", classes, e.DN)
-	}
-	g.Attrs["objectclass"] = []string{class}
+// entryGroup converts an entry of the OU's class into a group. Members: the group's own DN
+// is dropped (the empty-group convention); with person_attribute each member DN maps to its
+// person, and one that does not map stays as its DN and is reported (a plan then shows it
+// removed, never silently); otherwise each member is reduced to its first RDN value,
+// unescaped (the value of keyAttr when that RDN is multi-valued).
+func (p *Provider) entryGroup(e *goldap.Entry, class string, people *personMap) *providers.Group {
+	g := &providers.Group{DN: e.DN, Attrs: map[string][]string{"objectclass": {class}}}
 	if v := e.GetEqualFoldAttributeValues("gidNumber"); len(v) > 0 {
 		g.Attrs["gidnumber"] = v
+	}
+	if class == classAD {
+		g.Attrs["grouptype"] = e.GetEqualFoldAttributeValues("groupType")
 	}
 	g.CN = e.GetEqualFoldAttributeValue("cn")
 	g.Description = e.GetEqualFoldAttributeValue("description")
@@ -332,13 +447,25 @@ func entryGroup(e *goldap.Entry, keyAttr string) (*providers.Group, error) {
 	}
 	self, selfErr := dn.Parse(e.DN)
 	selfCN, _ := self.FirstValue("")
-	for _, m := range e.GetEqualFoldAttributeValues(memberAttr) {
+	for _, m := range e.GetEqualFoldAttributeValues(memberAttr(class)) {
 		d, err := dn.Parse(m)
-		if err != nil {
-			g.Members = append(g.Members, dn.FirstValueOf(m, keyAttr))
+		if people != nil {
+			if err == nil && d.Key() == self.Key() {
+				continue
+			}
+			if v, ok := people.byDN[dn.Normalize(m)]; ok {
+				g.Members = append(g.Members, v)
+				continue
+			}
+			p.warn("%s: member %s is no entry with %s under %s; it is shown by its DN, and a plan removes it", e.DN, m, p.personAttr, p.personBase)
+			g.Members = append(g.Members, m)
 			continue
 		}
-		v, ok := d.FirstValue(keyAttr)
+		if err != nil {
+			g.Members = append(g.Members, dn.FirstValueOf(m, p.keyAttr))
+			continue
+		}
+		v, ok := d.FirstValue(p.keyAttr)
 		if !ok {
 			v = m
 		}
@@ -350,12 +477,28 @@ func entryGroup(e *goldap.Entry, keyAttr string) (*providers.Group, error) {
 		g.Members = append(g.Members, v)
 	}
 	slices.Sort(g.Members)
-	return g, nil
+	return g
 }
 
 // personDN expands person_dn_format for a uid (escaped for use in a DN).
 func (p *Provider) personDN(uid string) string {
 	return strings.ReplaceAll(p.personDNFormat, "%KEY%", dn.EscapeValue(uid))
+}
+
+// memberDN is the DN a desired member is written as: person_dn_format expanded, or the
+// entry found by person_attribute (ReadDesired has left out the people without one).
+func (p *Provider) memberDN(ctx context.Context, m string) (string, error) {
+	if p.personAttr == "" {
+		return p.personDN(m), nil
+	}
+	people, err := p.svc.persons(ctx, p.personBase, p.personAttr)
+	if err != nil {
+		return "", err
+	}
+	if d, ok := people.dnOf(m); ok {
+		return d, nil
+	}
+	return "", fmt.Errorf("%s has no entry with %s=%s under %s (or more than one)", m, p.personAttr, m, p.personBase)
 }
 
 // Prepare implements providers.Preparer: create the OU entry of a missing base, and its
@@ -435,9 +578,20 @@ func (p *Provider) apply(ctx context.Context, c *providers.Change) providers.Out
 	status := providers.Applied
 	switch c.Kind {
 	case providers.CreateGroup:
+		p.mu.Lock()
+		classes, foreign := p.foreign[dn.Normalize(c.DN)]
+		p.mu.Unlock()
+		if foreign {
+			err = fmt.Errorf("%s is an entry this OU does not manage (objectClass: %s); left alone", c.DN, classes)
+			break
+		}
+		var req *goldap.AddRequest
+		if req, err = p.addRequest(ctx, c.Desired); err != nil {
+			break
+		}
 		err = p.svc.pool.do(ctx, func(conn *goldap.Conn) error {
 			p.svc.counters.Adds.Add(1)
-			return conn.Add(p.addRequest(c.Desired))
+			return conn.Add(req)
 		})
 		if goldap.IsErrorWithCode(err, goldap.LDAPResultEntryAlreadyExists) {
 			// Created meanwhile (or by an attempt whose answer was lost): make it right.
@@ -470,45 +624,73 @@ func (p *Provider) apply(ctx context.Context, c *providers.Change) providers.Out
 }
 
 // memberValues are the member attribute values of a group. An empty groupOfUniqueNames or
-// groupOfNames holds its own DN (the schema requires a member); an empty posixGroup holds
-// nothing. posixGroup memberUid values are person DNs, as the reference writes.
-func (p *Provider) memberValues(g *providers.Group) []string {
+// groupOfNames holds its own DN (the schema requires a member); an empty posixGroup or AD
+// group holds nothing (AD refuses a member that is not an object: "Unable to find GUID").
+// posixGroup memberUid values are person DNs, as the reference writes.
+func (p *Provider) memberValues(ctx context.Context, g *providers.Group) ([]string, error) {
 	out := make([]string, 0, len(g.Members))
 	for _, m := range g.Members {
-		out = append(out, p.personDN(m))
+		d, err := p.memberDN(ctx, m)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, d)
 	}
-	if len(out) == 0 && p.plugin != "PosixGroup" {
+	if len(out) == 0 && (p.spec.class == classUnique || p.spec.class == classNames) {
 		out = append(out, g.DN)
 	}
-	return out
+	return out, nil
 }
 
-func (p *Provider) addRequest(g *providers.Group) *goldap.AddRequest {
-	class, memberAttr := p.objectClass()
+func (p *Provider) addRequest(ctx context.Context, g *providers.Group) (*goldap.AddRequest, error) {
 	req := goldap.NewAddRequest(g.DN, nil)
-	req.Attribute("objectClass", []string{class})
+	req.Attribute("objectClass", []string{p.spec.class})
 	req.Attribute("cn", []string{g.CN})
 	if g.Description != "" {
 		req.Attribute("description", []string{g.Description})
 	}
-	if p.plugin != "PosixGroup" && p.svc.cfg.BindDN != "" {
-		req.Attribute("owner", []string{p.svc.cfg.BindDN})
+	switch bind := p.svc.cfg.BindDN; {
+	case p.spec.class == classAD:
+		name, err := samAccountName(g.CN)
+		if err != nil {
+			return nil, err
+		}
+		req.Attribute("sAMAccountName", []string{name})
+		req.Attribute("groupType", []string{p.spec.groupType})
+		// AD's owner is managedBy, a reference to an object: a bind name such as
+		// user@domain or DOMAIN\user names none.
+		if _, err := dn.Parse(bind); err == nil && strings.Contains(bind, "=") {
+			req.Attribute("managedBy", []string{bind})
+		}
+	case p.spec.class != classPosix && bind != "":
+		req.Attribute("owner", []string{bind})
 	}
-	if v := p.memberValues(g); len(v) > 0 {
-		req.Attribute(memberAttr, v)
+	v, err := p.memberValues(ctx, g)
+	if err != nil {
+		return nil, err
+	}
+	if len(v) > 0 {
+		req.Attribute(memberAttr(p.spec.class), v)
 	}
 	if gid := g.Attrs["gidnumber"]; len(gid) > 0 {
 		req.Attribute("gidNumber", gid)
 	}
-	return req
+	return req, nil
 }
 
 // modify replaces the member attribute and the description in one request (idempotent, so a
 // retry after a broken connection cannot do harm).
 func (p *Provider) modify(ctx context.Context, g *providers.Group, c *providers.Change) error {
-	_, memberAttr := p.objectClass()
+	if c != nil && slices.Contains(c.AttrsChanged, "objectclass") {
+		return fmt.Errorf("%s: changing the object class from %v to %v needs the group to be deleted and recreated; do it by hand",
+			g.DN, c.Current.Attrs["objectclass"], g.Attrs["objectclass"])
+	}
+	memberAttr := memberAttr(p.spec.class)
 	req := goldap.NewModifyRequest(g.DN, nil)
-	vals := p.memberValues(g)
+	vals, err := p.memberValues(ctx, g)
+	if err != nil {
+		return err
+	}
 	if len(vals) == 0 {
 		if c == nil || (c.Current != nil && len(c.Current.Members) > 0) || len(c.Remove) > 0 {
 			req.Replace(memberAttr, nil)
@@ -519,12 +701,10 @@ func (p *Provider) modify(ctx context.Context, g *providers.Group, c *providers.
 	if c == nil || c.DescriptionChanged {
 		req.Replace("description", []string{g.Description})
 	}
-	if gid := g.Attrs["gidnumber"]; len(gid) > 0 && (c == nil || slices.Contains(c.AttrsChanged, "gidnumber")) {
-		req.Replace("gidNumber", gid)
-	}
-	if c != nil && slices.Contains(c.AttrsChanged, "objectclass") {
-		return fmt.Errorf("%s: changing the object class from %v to %v needs the group to be deleted and recreated; do it by hand",
-			g.DN, c.Current.Attrs["objectclass"], g.Attrs["objectclass"])
+	for _, a := range [][2]string{{"gidnumber", "gidNumber"}, {"grouptype", "groupType"}} {
+		if v := g.Attrs[a[0]]; len(v) > 0 && (c == nil || slices.Contains(c.AttrsChanged, a[0])) {
+			req.Replace(a[1], v)
+		}
 	}
 	if len(req.Changes) == 0 {
 		return nil

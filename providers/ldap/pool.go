@@ -226,7 +226,12 @@ func (p *pool) dial(ctx context.Context) (*goldap.Conn, error) {
 		p.counters.Binds.Add(1)
 		if err := c.Bind(p.cfg.BindDN, p.cfg.Password); err != nil {
 			c.Close()
-			return nil, fmt.Errorf("binding to %s as %s: %w", p.uri, p.cfg.BindDN, err)
+			hint := ""
+			if goldap.IsErrorWithCode(err, goldap.LDAPResultStrongAuthRequired) && !p.cfg.StartTLS && !strings.HasPrefix(strings.ToLower(p.cfg.URI), "ldaps:") {
+				// Active Directory refuses simple binds in clear text.
+				hint = " (the server wants TLS: use an ldaps:// URI or ldap_starttls: true)"
+			}
+			return nil, fmt.Errorf("binding to %s as %s: %w%s", p.uri, p.cfg.BindDN, err, hint)
 		}
 	}
 	return c, nil

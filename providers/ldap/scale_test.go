@@ -69,7 +69,8 @@ func wideRepo(t testing.TB, srv *testldap.Server, ous, n int) string {
 }
 
 // deployWith calculates the repo in dir and plans (and applies, when apply) against LDAP
-// with reg (the caller decides whether runs share a registry).
+// with reg (the caller decides whether runs share a registry), through opt.Providers when
+// set.
 func deployWith(t testing.TB, reg *ldapprov.Registry, dir string, apply bool, opt deploy.Options) run {
 	t.Helper()
 	t.Chdir(dir)
@@ -83,8 +84,10 @@ func deployWith(t testing.TB, reg *ldapprov.Registry, dir string, apply bool, op
 	if err != nil {
 		t.Fatal(err)
 	}
-	f := func(ou *config.OU) (providers.Provider, error) { return reg.Provider(ou) }
-	opt.Providers = map[string]deploy.Factory{"ldap": f, "member_of": f}
+	if opt.Providers == nil {
+		f := func(ou *config.OU) (providers.Provider, error) { return reg.Provider(ou) }
+		opt.Providers = map[string]deploy.Factory{"ldap": f, "member_of": f}
+	}
 	plan, err := deploy.Build(ctx, res, repo.Config(), opt)
 	if err != nil {
 		t.Fatal(err)
