@@ -28,6 +28,7 @@ import (
 	"strings"
 	"testing"
 	"time"
+	"unicode"
 
 	"github.com/entitlements-go/entitlements/audit"
 	"github.com/entitlements-go/entitlements/cache"
@@ -379,11 +380,68 @@ func TestQuotedFiles(t *testing.T) {
 			}
 		}
 	}
+	for _, page := range pages {
+		checkAnchors(t, page)
+	}
 	for _, dir := range examples(t) {
 		if !linked[filepath.Base(dir)] {
 			t.Errorf("no page links %s", filepath.ToSlash(dir))
 		}
 	}
+}
+
+// anchorLink is a link to a heading of a Markdown file: [text](page.md#anchor) or (#anchor).
+var anchorLink = regexp.MustCompile(`\]\(([^)#\s]*\.md)?#([^)\s]+)\)`)
+
+// checkAnchors checks that every link of a page to a heading of a page (its own, another of
+// docs/, or ../README.md) names a heading that exists, by GitHub's rule for heading anchors.
+func checkAnchors(t *testing.T, page string) {
+	t.Helper()
+	data, err := os.ReadFile(page)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, m := range anchorLink.FindAllStringSubmatch(string(data), -1) {
+		target := page
+		if m[1] != "" {
+			target = filepath.FromSlash(m[1])
+		}
+		if !slices.Contains(headingAnchors(t, target), m[2]) {
+			t.Errorf("%s links %s#%s: no such heading", page, filepath.ToSlash(target), m[2])
+		}
+	}
+}
+
+// headingAnchors lists the anchors GitHub gives the headings of a Markdown file: lower case,
+// blanks turned into '-', and every character but letters, digits, '-' and '_' removed.
+func headingAnchors(t *testing.T, path string) []string {
+	t.Helper()
+	data, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out []string
+	inFence := false
+	for line := range strings.Lines(string(data)) {
+		if fence.MatchString(line) {
+			inFence = !inFence
+		}
+		if inFence || !strings.HasPrefix(line, "#") {
+			continue
+		}
+		title := strings.TrimSpace(strings.TrimLeft(line, "#"))
+		var b strings.Builder
+		for _, r := range strings.ToLower(title) {
+			switch {
+			case r == ' ':
+				b.WriteByte('-')
+			case r == '-' || r == '_' || unicode.IsLetter(r) || unicode.IsDigit(r):
+				b.WriteRune(r)
+			}
+		}
+		out = append(out, b.String())
+	}
+	return out
 }
 
 // explain is `entitlements explain` of a quote's group and person in its example repo.
