@@ -13,28 +13,9 @@ import (
 	"time"
 
 	"github.com/entitlements-go/entitlements/calc"
-	"github.com/entitlements-go/entitlements/internal/skipnote"
+	"github.com/entitlements-go/entitlements/internal/corpus"
 	"github.com/entitlements-go/entitlements/validate"
 )
-
-// conformanceDir finds the shared conformance corpus: $ENTITLEMENTS_CONFORMANCE_DIR, or
-// ../shared/conformance/cases next to the repository.
-func conformanceDir(t testing.TB) string {
-	if d := os.Getenv("ENTITLEMENTS_CONFORMANCE_DIR"); d != "" {
-		return d
-	}
-	d, err := filepath.Abs(filepath.Join("..", "..", "shared", "conformance", "cases"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := os.Stat(d); err != nil {
-		if os.Getenv("CI") == "true" {
-			t.Fatalf("conformance corpus not found at %s (set ENTITLEMENTS_CONFORMANCE_DIR)", d)
-		}
-		skipnote.Skip(t, "conformance corpus not found at %s; set ENTITLEMENTS_CONFORMANCE_DIR to run it (see README, Conformance)", d)
-	}
-	return d
-}
 
 type caseInfo struct {
 	Now        string `json:"now"`
@@ -43,7 +24,7 @@ type caseInfo struct {
 
 // TestConformance runs every case of the corpus: the same groups as expected.json, or a failure
 // (of the expected category) where expected_error.txt exists.
-func TestConformance(t *testing.T) { runCases(t, conformanceDir(t)) }
+func TestConformance(t *testing.T) { runCases(t, corpus.Dir(t)) }
 
 // TestCompatCases runs the project's own cases, laid out like the corpus's: inputs where the
 // reference and entitlements-go once differed (issue 23 and later), each with what we do now.

@@ -12,6 +12,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/entitlements-go/entitlements/internal/corpus"
 	"github.com/entitlements-go/entitlements/validate"
 )
 
@@ -362,25 +363,10 @@ func sortedCopy[T cmp.Ordered](s []T) []T {
 	return out
 }
 
-// conformanceCases returns the conformance corpus directory, or "" when it is absent.
-func conformanceCases() string {
-	d, err := filepath.Abs(filepath.Join("..", "..", "shared", "conformance", "cases"))
-	if err != nil {
-		return ""
-	}
-	if env := os.Getenv("ENTITLEMENTS_CONFORMANCE_DIR"); env != "" {
-		d = env
-	}
-	if st, err := os.Stat(d); err != nil || !st.IsDir() {
-		return ""
-	}
-	return d
-}
-
 // corpusFiles returns the contents of every corpus file with that extension (for fuzz seeds).
 func corpusFiles(ext string) [][]byte {
-	root := conformanceCases()
-	if root == "" {
+	root, err := corpus.Find()
+	if err != nil {
 		return nil
 	}
 	var out [][]byte

@@ -8,7 +8,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/entitlements-go/entitlements/internal/skipnote"
+	"github.com/entitlements-go/entitlements/internal/corpus"
 	"github.com/entitlements-go/entitlements/validate"
 )
 
@@ -23,7 +23,7 @@ func FuzzConfigParse(f *testing.F) {
 		"extras:\n  orgchart:\n    manager_map_file: ./manager-map.yaml\n  ldap_group: {}\n",
 		"backends:\n  l:\n    type: ldap\n", "max_parallelism: 4\nignore_expirations: no\n")))
 	f.Add([]byte("<%- require 'x' -%>\nconfiguration_path: <%= ENV[\"BASE\"] %>\n"))
-	if root := corpusDir(); root != "" {
+	if root, err := corpus.Find(); err == nil {
 		matches, _ := filepath.Glob(filepath.Join(root, "*", "config.yaml"))
 		for _, m := range matches {
 			if b, err := os.ReadFile(m); err == nil {
@@ -128,25 +128,10 @@ func checkConfig(t *testing.T, cfg *Config) {
 	}
 }
 
-// corpusDir is the conformance corpus, or "" when it is absent.
-func corpusDir() string {
-	d := os.Getenv("ENTITLEMENTS_CONFORMANCE_DIR")
-	if d == "" {
-		d = filepath.Join("..", "..", "shared", "conformance", "cases")
-	}
-	if st, err := os.Stat(d); err != nil || !st.IsDir() {
-		return ""
-	}
-	return d
-}
-
 // TestCorpusConfigs: every corpus config satisfies the fuzz properties (those that load with
 // their own directories are checked in calc's conformance test; here only Parse's contract).
 func TestCorpusConfigs(t *testing.T) {
-	root := corpusDir()
-	if root == "" {
-		skipnote.Skip(t, "conformance corpus not found; set ENTITLEMENTS_CONFORMANCE_DIR to run it (see README, Conformance)")
-	}
+	root := corpus.Dir(t)
 	matches, _ := filepath.Glob(filepath.Join(root, "*", "config.yaml"))
 	if len(matches) == 0 {
 		t.Fatal("no corpus configs")

@@ -9,7 +9,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/entitlements-go/entitlements/internal/skipnote"
+	"github.com/entitlements-go/entitlements/internal/corpus"
 )
 
 const exampleConfig = "../../examples/config/entitlements.yaml"
@@ -112,18 +112,7 @@ func TestCalcInvalidRepo(t *testing.T) {
 // TestCalcConformanceShape runs one conformance case through the CLI exactly as an outside
 // harness does (working directory = the case folder).
 func TestCalcConformanceShape(t *testing.T) {
-	cases, _ := filepath.Abs("../../../shared/conformance/cases")
-	if d := os.Getenv("ENTITLEMENTS_CONFORMANCE_DIR"); d != "" {
-		cases, _ = filepath.Abs(d)
-	}
-	dir := filepath.Join(cases, "acc_filters")
-	if _, err := os.Stat(dir); err != nil {
-		if os.Getenv("ENTITLEMENTS_CONFORMANCE_DIR") != "" || os.Getenv("CI") == "true" {
-			t.Fatalf("conformance case not found at %s (ENTITLEMENTS_CONFORMANCE_DIR)", dir)
-		}
-		skipnote.Skip(t, "conformance corpus not found at %s; set ENTITLEMENTS_CONFORMANCE_DIR to run it (see README, Conformance)", cases)
-	}
-	t.Chdir(dir)
+	t.Chdir(filepath.Join(corpus.Dir(t), "acc_filters"))
 	code, stdout, stderr := runCLI(t, "calc", "--config", "config.yaml", "--now", "2026-01-01")
 	if code != exitOK {
 		t.Fatalf("exit %d: %s", code, stderr)

@@ -9,6 +9,8 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+
+	"github.com/entitlements-go/entitlements/internal/corpus"
 )
 
 // fastSeeds are inputs at and around the edges of the fast path's subset.
@@ -66,10 +68,7 @@ func TestFastPathMatchesFull(t *testing.T) {
 	for i, s := range append(fastSeeds, fuzzSeeds...) {
 		inputs["seed"+string(rune('A'+i%26))+strings.Repeat("'", i/26)] = []byte(s)
 	}
-	root := os.Getenv("ENTITLEMENTS_CONFORMANCE_DIR")
-	if root == "" {
-		root = filepath.Join("..", "..", "..", "shared", "conformance")
-	}
+	root, _ := corpus.Find() // no corpus: the seeds only
 	_ = filepath.WalkDir(root, func(path string, d fs.DirEntry, err error) error {
 		if err == nil && !d.IsDir() && (strings.HasSuffix(path, ".yaml") || strings.HasSuffix(path, ".yml")) {
 			if data, err := os.ReadFile(path); err == nil {

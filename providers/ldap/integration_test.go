@@ -18,8 +18,8 @@ import (
 	"github.com/entitlements-go/entitlements/calc"
 	"github.com/entitlements-go/entitlements/config"
 	"github.com/entitlements-go/entitlements/deploy"
+	"github.com/entitlements-go/entitlements/internal/corpus"
 	"github.com/entitlements-go/entitlements/internal/dn"
-	"github.com/entitlements-go/entitlements/internal/skipnote"
 	"github.com/entitlements-go/entitlements/internal/testldap"
 	"github.com/entitlements-go/entitlements/people"
 	"github.com/entitlements-go/entitlements/providers"
@@ -33,23 +33,9 @@ import (
 
 var now = time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
 
-// startDir is the package directory; tests chdir into case folders, so paths to the corpus are
-// resolved from here.
-var startDir, _ = os.Getwd()
-
 func casesDir(t *testing.T) string {
 	t.Helper()
-	if d := os.Getenv("ENTITLEMENTS_CONFORMANCE_DIR"); d != "" {
-		return d
-	}
-	d := filepath.Join(startDir, "..", "..", "..", "shared", "conformance", "cases")
-	if _, err := os.Stat(d); err != nil {
-		if os.Getenv("CI") == "true" {
-			t.Fatalf("conformance corpus not found at %s", d)
-		}
-		skipnote.Skip(t, "conformance corpus not found at %s; set ENTITLEMENTS_CONFORMANCE_DIR to run it (see README, Conformance)", d)
-	}
-	return d
+	return corpus.Dir(t)
 }
 
 // startKittens starts a server with the acceptance directory layout: the OUs that exist
