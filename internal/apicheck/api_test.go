@@ -68,9 +68,10 @@ func goList(t *testing.T, args ...string) []listedPackage {
 	return pkgs
 }
 
-// public reports whether a listed package of this module is part of its library API.
+// public reports whether a listed package of this module is part of its library API (a
+// directory of tests only, such as docs, has none).
 func public(p listedPackage, module string) bool {
-	return p.Module != nil && p.Module.Path == module && p.Name != "main" && !isInternal(p.ImportPath)
+	return p.Module != nil && p.Module.Path == module && p.Name != "main" && len(p.GoFiles) > 0 && !isInternal(p.ImportPath)
 }
 
 // TestPublicAPIHasNoInternalTypes type-checks every public package from its export data and
