@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/entitlements-go/entitlements/internal/safefile"
+	"github.com/entitlements-go/entitlements/validate"
 	goldap "github.com/go-ldap/ldap/v3"
 )
 
@@ -97,7 +98,7 @@ func newPool(cfg ConnConfig, counters *Counters) (*pool, error) {
 	cfg = cfg.withDefaults()
 	u, err := url.Parse(cfg.URI)
 	if err != nil || (u.Scheme != "ldap" && u.Scheme != "ldaps") || u.Host == "" {
-		return nil, fmt.Errorf("invalid ldap_uri %q (expected ldap://host:port or ldaps://host:port)", cfg.URI)
+		return nil, fmt.Errorf("invalid ldap_uri %q (expected ldap://host:port or ldaps://host:port)", validate.RedactURLs(cfg.URI))
 	}
 	tc := &tls.Config{ServerName: u.Hostname(), InsecureSkipVerify: cfg.InsecureSkipVerify, MinVersion: tls.VersionTLS12}
 	ca := cfg.CAFile
@@ -199,23 +200,25 @@ func (p *pool) dial(ctx context.Context) (*goldap.Conn, error) {
 	if u, _ := url.Parse(p.cfg.URI); u.Scheme == "ldaps" {
 		opts = append(opts, goldap.DialWithTLSConfig(p.tls))
 	}
+	// A URI with user-info (ldap://user:password@host) is masked in every message.
+	uri := validate.RedactURLs(p.cfg.URI)
 	c, err := goldap.DialURL(p.cfg.URI, opts...)
 	if err != nil {
-		return nil, fmt.Errorf("connecting to %s: %w", p.cfg.URI, err)
+		return nil, fmt.Errorf("connecting to %s: %w", uri, err)
 	}
 	p.counters.Connections.Add(1)
 	c.SetTimeout(p.cfg.Timeout)
 	if p.cfg.StartTLS {
 		if err := c.StartTLS(p.tls); err != nil {
 			c.Close()
-			return nil, fmt.Errorf("StartTLS with %s: %w", p.cfg.URI, err)
+			return nil, fmt.Errorf("StartTLS with %s: %w", uri, err)
 		}
 	}
 	if p.cfg.BindDN != "" {
 		p.counters.Binds.Add(1)
 		if err := c.Bind(p.cfg.BindDN, p.cfg.Password); err != nil {
 			c.Close()
-			return nil, fmt.Errorf("binding to %s as %s: %w", p.cfg.URI, p.cfg.BindDN, err)
+			return nil, fmt.Errorf("binding to %s as %s: %w", uri, p.cfg.BindDN, err)
 		}
 	}
 	return c, nil
