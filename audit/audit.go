@@ -40,10 +40,17 @@ type Auditor interface {
 	// Setup prepares the auditor before any change is applied.
 	Setup(ctx context.Context) error
 	// Commit records a run. It is called after apply whether or not apply succeeded.
-	Commit(ctx context.Context, run *Run) error
+	Commit(ctx context.Context, run *Run) (Record, error)
 	// Close releases what Setup acquired (key material on disk). Safe to call more than once
 	// and without Setup.
 	Close() error
+}
+
+// Record is what one auditor's Commit recorded.
+type Record struct {
+	// Commits are the ids of the commits made and pushed, oldest first: none when the log
+	// already matched the run (or nothing could be recorded).
+	Commits []string
 }
 
 // Group is a calculated group as the audit log records it.
@@ -236,19 +243,22 @@ func (s Set) Setup(ctx context.Context) error {
 	return nil
 }
 
-// Commit runs every auditor's Commit, even after one failed, and returns their errors
-// (with a count when more than one failed).
-func (s Set) Commit(ctx context.Context, run *Run) error {
+// Commit runs every auditor's Commit, even after one failed, and returns what each
+// recorded (in the order of s) and their errors (with a count when more than one failed).
+func (s Set) Commit(ctx context.Context, run *Run) ([]Record, error) {
+	recs := make([]Record, len(s))
 	var errs []error
-	for _, a := range s {
-		if err := a.Commit(ctx, run); err != nil {
+	for i, a := range s {
+		rec, err := a.Commit(ctx, run)
+		recs[i] = rec
+		if err != nil {
 			errs = append(errs, fmt.Errorf("Audit %s failed: %w", a.Description(), err))
 		}
 	}
 	if len(errs) > 1 {
 		errs = append(errs, fmt.Errorf("there were %d audit failures", len(errs)))
 	}
-	return errors.Join(errs...)
+	return recs, errors.Join(errs...)
 }
 
 // Close closes every auditor.

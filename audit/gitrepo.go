@@ -10,16 +10,21 @@ import (
 	"maps"
 	"os"
 	"os/exec"
+	"path"
 	"path/filepath"
 	"regexp"
 	"slices"
 	"strings"
+	"syscall"
 	"time"
 
 	"github.com/entitlements-go/entitlements/cache"
 	"github.com/entitlements-go/entitlements/config"
 	"github.com/entitlements-go/entitlements/internal/dn"
+	"github.com/entitlements-go/entitlements/internal/gitsafe"
+	"github.com/entitlements-go/entitlements/internal/safefile"
 	"github.com/entitlements-go/entitlements/providers"
+	"github.com/entitlements-go/entitlements/validate"
 )
 
 // GitRepo is the git repository audit log (auditor_class: GitRepo). Settings:
@@ -45,6 +50,16 @@ import (
 // ~/.ssh configuration for proxies) behave exactly as an operator's own git does, without a
 // second SSH and git implementation to trust and keep patched. It needs git (and ssh for SSH
 // remotes) on PATH; Setup says so clearly when they are missing.
+//
+// The checkout and what is pushed to the repo are written by others. git runs through
+// internal/gitsafe (no hook, fsmonitor, credential helper, pager or other program named
+// by a config; no system or user git config; no GIT_* variable of the caller), and a reused
+// checkout whose .git/config sets what cannot be switched off that way (filter or diff
+// drivers, includes, url rewrites, upload-pack, core.worktree) is refused. Every file of the
+// tree is read and written inside the checkout (os.Root), never through a link: a tracked
+// symbolic link, FIFO or device in the tree (outside dot entries and README.md, which are
+// never touched) fails the commit, naming it, before anything is written. URLs in messages
+// have their user-info (a token) masked.
 type GitRepo struct {
 	opt Options
 
@@ -55,8 +70,9 @@ type GitRepo struct {
 	knownHosts                string
 	skipHostKey               bool
 
-	tmp   string // holds the key while the auditor is set up
-	ready bool
+	tmp    string // holds the key while the auditor is set up
+	gitDir string // the checkout's .git, once it is known to be a directory of ours
+	ready  bool
 }
 
 var repoName = regexp.MustCompile(`^[A-Za-z0-9_.-]+/[A-Za-z0-9_.-]+$`)
@@ -111,8 +127,8 @@ func newGitRepo(e config.Value, opt Options) (*GitRepo, error) {
 	return g, nil
 }
 
-// Description implements Auditor.
-func (g *GitRepo) Description() string { return "GitRepo " + g.url }
+// Description implements Auditor. The URL's user-info (a token in an https URL) is masked.
+func (g *GitRepo) Description() string { return "GitRepo " + validate.RedactURLs(g.url) }
 
 // usesSSH reports whether the remote is reached over SSH (scp-like or ssh:// URLs).
 func (g *GitRepo) usesSSH() bool {
@@ -167,10 +183,11 @@ func shellQuote(s string) string {
 
 // git runs one git command in dir. remote says that it talks to the remote (SSH settings).
 func (g *GitRepo) git(ctx context.Context, dir string, remote bool, args ...string) (string, error) {
-	full := append([]string{"-c", "commit.gpgsign=false", "-c", "core.hooksPath=/dev/null"}, args...)
-	cmd := exec.CommandContext(ctx, g.opt.Git, full...)
-	cmd.Dir = dir
-	cmd.Env = append(os.Environ(), "GIT_TERMINAL_PROMPT=0", "LC_ALL=C")
+	cmd := gitsafe.Command(ctx, g.opt.Git, dir, args...)
+	if g.gitDir != "" {
+		// The checkout's own .git, whatever a .git file or core.worktree would say.
+		cmd.Env = append(cmd.Env, "GIT_DIR="+g.gitDir, "GIT_WORK_TREE="+g.dir)
+	}
 	if remote && g.usesSSH() {
 		sc, err := g.sshCommand()
 		if err != nil {
@@ -182,7 +199,7 @@ func (g *GitRepo) git(ctx context.Context, dir string, remote bool, args ...stri
 	cmd.Stdout, cmd.Stderr = &out, &errb
 	start := time.Now()
 	err := cmd.Run()
-	g.opt.Logger.Debug("git", "args", strings.Join(args, " "), "took", time.Since(start))
+	g.opt.Logger.Debug("git", "args", validate.RedactURLs(strings.Join(args, " ")), "took", time.Since(start))
 	if err != nil {
 		msg := strings.TrimSpace(errb.String())
 		if msg == "" {
@@ -191,7 +208,7 @@ func (g *GitRepo) git(ctx context.Context, dir string, remote bool, args ...stri
 		if errors.Is(err, exec.ErrNotFound) {
 			return "", fmt.Errorf("the audit log needs the git binary: %w", err)
 		}
-		return "", fmt.Errorf("git %s: %w: %s", args[0], err, msg)
+		return "", fmt.Errorf("git %s: %w: %s", args[0], err, validate.RedactURLs(msg))
 	}
 	return out.String(), nil
 }
@@ -200,7 +217,7 @@ func (g *GitRepo) git(ctx context.Context, dir string, remote bool, args ...stri
 // remote's branch (hard reset, clean, fetch), then set the committer.
 func (g *GitRepo) Setup(ctx context.Context) error {
 	if g.skipHostKey && g.usesSSH() {
-		g.opt.Logger.Warn("SSH host keys of the audit log remote are NOT verified (skip_host_key_check: true): anyone on the network path can impersonate it", "remote", g.url)
+		g.opt.Logger.Warn("SSH host keys of the audit log remote are NOT verified (skip_host_key_check: true): anyone on the network path can impersonate it", "remote", validate.RedactURLs(g.url))
 	}
 	if g.key != nil && g.tmp == "" {
 		tmp, err := os.MkdirTemp("", "entitlements-audit-")
@@ -212,7 +229,17 @@ func (g *GitRepo) Setup(ctx context.Context) error {
 			return err
 		}
 	}
-	if fi, err := os.Stat(filepath.Join(g.dir, ".git")); err == nil && fi.IsDir() {
+	gitDir := filepath.Join(g.dir, ".git")
+	if fi, err := os.Lstat(gitDir); err == nil {
+		// A reused checkout: its .git must be a directory of its own (a link or a .git file
+		// would point git at another repository) whose config runs nothing.
+		if !fi.IsDir() {
+			return fmt.Errorf("checkout_directory %s: .git is not a directory (%s): remove the checkout", g.dir, fi.Mode().Type())
+		}
+		if err := gitsafe.CheckConfig(ctx, g.opt.Git, gitDir); err != nil {
+			return fmt.Errorf("checkout_directory %s: %w", g.dir, err)
+		}
+		g.gitDir = gitDir
 		if err := g.refresh(ctx); err != nil {
 			return err
 		}
@@ -223,9 +250,10 @@ func (g *GitRepo) Setup(ctx context.Context) error {
 		if err := os.MkdirAll(g.dir, 0o755); err != nil {
 			return err
 		}
-		if _, err := g.git(ctx, g.dir, true, "clone", "--quiet", "--", g.url, "."); err != nil {
+		if _, err := g.git(ctx, g.dir, true, "clone", "--quiet", "--no-checkout", "--", g.url, "."); err != nil {
 			return err
 		}
+		g.gitDir = gitDir
 		if err := g.checkoutBranch(ctx); err != nil {
 			return err
 		}
@@ -318,14 +346,21 @@ type change struct {
 // Commit implements Auditor: the sync commit (files made to match what the providers read
 // before apply, and files of no calculated group removed; skipped after a provider failure),
 // then the valid commit (the changes that succeeded; failed ones leave their files alone).
-// Each commit is pushed.
-func (g *GitRepo) Commit(ctx context.Context, run *Run) error {
+// Each commit is pushed. A tracked link or special file in the tree fails it before any
+// file is written.
+func (g *GitRepo) Commit(ctx context.Context, run *Run) (Record, error) {
+	var rec Record
 	if !g.ready {
-		return errors.New("commit without a successful setup")
+		return rec, errors.New("commit without a successful setup")
 	}
-	syncC, validC, err := g.plan(run)
+	root, err := os.OpenRoot(g.dir)
 	if err != nil {
-		return err
+		return rec, err
+	}
+	defer root.Close()
+	syncC, validC, err := g.plan(root, run)
+	if err != nil {
+		return rec, err
 	}
 	log := g.opt.Logger
 	if len(syncC) > 0 {
@@ -333,23 +368,40 @@ func (g *GitRepo) Commit(ctx context.Context, run *Run) error {
 			log.Warn("audit log: sync changes not committed because a provider failed", "count", len(syncC))
 		} else {
 			log.Warn("audit log: sync changes required (the files did not match what the providers read)", "count", len(syncC))
-			if err := g.commitChanges(ctx, syncC, "[sync commit] "+g.message); err != nil {
-				return err
+			id, err := g.commitChanges(ctx, root, syncC, "[sync commit] "+g.message)
+			if err != nil {
+				return rec, err
+			}
+			if id != "" {
+				rec.Commits = append(rec.Commits, id)
 			}
 		}
 	}
-	return g.commitChanges(ctx, validC, g.message)
+	id, err := g.commitChanges(ctx, root, validC, g.message)
+	if id != "" {
+		rec.Commits = append(rec.Commits, id)
+	}
+	return rec, err
 }
 
-// plan decides the two commits' file changes.
-func (g *GitRepo) plan(run *Run) (syncC, validC map[string]change, err error) {
+// plan decides the two commits' file changes. It lists the tree first: a link or special
+// file in it is an error before anything is read.
+func (g *GitRepo) plan(root *os.Root, run *Run) (syncC, validC map[string]change, err error) {
+	files, err := cache.StateFiles(root)
+	if err != nil {
+		return nil, nil, fmt.Errorf("the audit log checkout: %w", err)
+	}
 	syncC, validC = map[string]change{}, map[string]change{}
+	var readErr error
 	read := func(rel string) (string, bool) {
-		b, err := os.ReadFile(filepath.Join(g.dir, filepath.FromSlash(rel)))
-		if err != nil {
+		b, err := safefile.ReadIn(root, rel, safefile.Options{})
+		if errors.Is(err, fs.ErrNotExist) {
 			return "", false
 		}
-		return string(b), true
+		if err != nil && readErr == nil {
+			readErr = err
+		}
+		return string(b), err == nil
 	}
 	calculated := map[string]bool{}
 	for _, grp := range run.Groups {
@@ -383,32 +435,17 @@ func (g *GitRepo) plan(run *Run) (syncC, validC map[string]change, err error) {
 		have, exists := read(rel)
 		g.action(rel, a, metadataOf(have), "", have, exists, syncC, validC)
 	}
+	if readErr != nil {
+		return nil, nil, fmt.Errorf("the audit log checkout: %w", readErr)
+	}
 	// Files of no calculated group and no action go away in the sync commit.
-	err = filepath.WalkDir(g.dir, func(path string, d fs.DirEntry, err error) error {
-		if err != nil {
-			return err
-		}
-		if d.IsDir() {
-			if d.Name() == ".git" {
-				return filepath.SkipDir
-			}
-			return nil
-		}
-		if d.Name() == "README.md" || !d.Type().IsRegular() {
-			return nil
-		}
-		rel, err := filepath.Rel(g.dir, path)
-		if err != nil {
-			return err
-		}
-		rel = filepath.ToSlash(rel)
+	for _, rel := range files {
 		k := dn.Normalize(cache.DNFromPath(rel))
 		if !calculated[k] && run.Actions[k] == nil {
 			syncC[rel] = change{del: true}
 		}
-		return nil
-	})
-	return syncC, validC, err
+	}
+	return syncC, validC, nil
 }
 
 // action decides the files of a group with an action. want is the new content ("" for a
@@ -463,62 +500,102 @@ func metadataOf(content string) map[string]any {
 	return out
 }
 
-// commitChanges writes the files, stages them and commits and pushes when anything changed.
-func (g *GitRepo) commitChanges(ctx context.Context, changes map[string]change, message string) error {
+// commitChanges writes the files inside root, stages them, commits and pushes when anything
+// changed, and returns the id of the commit ("" when there was nothing to commit).
+func (g *GitRepo) commitChanges(ctx context.Context, root *os.Root, changes map[string]change, message string) (string, error) {
 	if len(changes) == 0 {
-		return nil
+		return "", nil
 	}
 	paths := slices.Sorted(maps.Keys(changes))
 	var staged []string
 	for _, rel := range paths {
 		c := changes[rel]
-		target := filepath.Join(g.dir, filepath.FromSlash(rel))
+		st, err := root.Lstat(rel)
+		exists := err == nil
+		if err != nil && !errors.Is(err, fs.ErrNotExist) {
+			return "", err
+		}
+		if exists && !st.Mode().IsRegular() {
+			// StateFiles refused links and special files; a directory may stand where a
+			// group's file goes.
+			return "", &safefile.Error{Path: filepath.Join(g.dir, filepath.FromSlash(rel)), Err: validate.ErrNotRegular}
+		}
 		if c.del {
-			if _, err := os.Lstat(target); err != nil {
+			if !exists {
 				continue // already gone (another run removed it)
 			}
-			if err := os.Remove(target); err != nil {
-				return err
+			if err := root.Remove(rel); err != nil {
+				return "", err
 			}
-			removeEmptyParents(g.dir, filepath.Dir(target))
+			removeEmptyParents(root, path.Dir(rel))
 		} else {
-			if err := os.MkdirAll(filepath.Dir(target), 0o755); err != nil {
-				return err
+			if err := root.MkdirAll(path.Dir(rel), 0o755); err != nil {
+				return "", err
 			}
-			if err := os.WriteFile(target, []byte(c.content), 0o644); err != nil {
-				return err
+			if err := writeIn(root, rel, c.content); err != nil {
+				return "", err
 			}
 		}
 		staged = append(staged, rel)
 	}
 	if len(staged) == 0 {
-		return nil
+		return "", nil
 	}
 	// The checkout was clean after Setup and only this commit's files were written since
 	// the last commit: staging the whole tree stages exactly them (one scan of the tree,
 	// where a pathspec list costs a scan per path).
 	if _, err := g.git(ctx, g.dir, false, "add", "--all", "--", "."); err != nil {
-		return err
+		return "", err
 	}
-	if _, err := g.git(ctx, g.dir, false, "diff", "--cached", "--quiet"); err == nil {
-		return nil // nothing differs after all
+	if _, err := g.git(ctx, g.dir, false, "diff", "--cached", "--quiet", "--no-ext-diff", "--no-textconv"); err == nil {
+		return "", nil // nothing differs after all
 	}
 	if _, err := g.git(ctx, g.dir, false, "commit", "--quiet", "--no-verify", "-m", message); err != nil {
-		return err
+		return "", err
+	}
+	id, err := g.git(ctx, g.dir, false, "rev-parse", "--verify", "HEAD")
+	if err != nil {
+		return "", err
 	}
 	if _, err := g.git(ctx, g.dir, true, "push", "--quiet", "origin", "HEAD:refs/heads/"+g.branch); err != nil {
-		return fmt.Errorf("pushing the audit log: %w", err)
+		return "", fmt.Errorf("pushing the audit log: %w", err)
 	}
-	return nil
+	return strings.TrimSpace(id), nil
 }
 
-// removeEmptyParents removes directories left empty by a removed file, up to root.
-func removeEmptyParents(root, dir string) {
-	for dir != root && strings.HasPrefix(dir, root) {
-		if err := os.Remove(dir); err != nil {
+// writeIn replaces the content of the regular file rel inside root (or creates it). The
+// file is opened without blocking (a FIFO swapped in since the Lstat fails to open rather
+// than hang) and checked to be a regular file before it is truncated.
+func writeIn(root *os.Root, rel, content string) error {
+	f, err := root.OpenFile(rel, os.O_WRONLY|os.O_CREATE|syscall.O_NONBLOCK, 0o644)
+	if err != nil {
+		return err
+	}
+	if st, err := f.Stat(); err != nil || !st.Mode().IsRegular() {
+		f.Close()
+		if err == nil {
+			err = &safefile.Error{Path: f.Name(), Err: validate.ErrNotRegular}
+		}
+		return err
+	}
+	if err := f.Truncate(0); err != nil {
+		f.Close()
+		return err
+	}
+	if _, err := f.WriteString(content); err != nil {
+		f.Close()
+		return err
+	}
+	return f.Close()
+}
+
+// removeEmptyParents removes the directories left empty by a removed file, up to root.
+func removeEmptyParents(root *os.Root, dir string) {
+	for dir != "." && dir != "/" {
+		if err := root.Remove(dir); err != nil {
 			return
 		}
-		dir = filepath.Dir(dir)
+		dir = path.Dir(dir)
 	}
 }
 

@@ -55,6 +55,16 @@ func messages(t *testing.T, remote string) []string {
 	return strings.Split(strings.TrimSpace(string(out)), "\n")
 }
 
+// revs lists the remote's commit ids, oldest first.
+func revs(t *testing.T, remote string) []string {
+	t.Helper()
+	out, err := exec.Command("git", "--git-dir", remote, "rev-list", "--reverse", "master").Output()
+	if err != nil {
+		return nil
+	}
+	return strings.Fields(string(out))
+}
+
 // tree is the remote master's files with their content.
 func tree(t *testing.T, remote string) map[string]string {
 	t.Helper()
@@ -111,15 +121,17 @@ const (
 
 func key(s string) string { return providers.Key(s) }
 
-func commitRun(t *testing.T, a *GitRepo, r *Run) {
+func commitRun(t *testing.T, a *GitRepo, r *Run) Record {
 	t.Helper()
 	ctx := context.Background()
 	if err := a.Setup(ctx); err != nil {
 		t.Fatal(err)
 	}
-	if err := a.Commit(ctx, r); err != nil {
+	rec, err := a.Commit(ctx, r)
+	if err != nil {
 		t.Fatal(err)
 	}
+	return rec
 }
 
 func TestGitRepoLifecycle(t *testing.T) {
@@ -138,9 +150,12 @@ func TestGitRepoLifecycle(t *testing.T) {
 	first := &Run{Groups: groups,
 		Actions:   map[string]*Action{key(dnTeam): {Kind: providers.CreateGroup, DN: dnTeam, Succeeded: true}},
 		Confirmed: map[string]bool{key(dnEmpty): true, key(dnTeam): true}}
-	commitRun(t, a, first)
+	rec := commitRun(t, a, first)
 	if got, want := messages(t, remote), []string{"[sync commit] deploy of ${GIT_SHA1}", "deploy of ${GIT_SHA1}"}; !slices.Equal(got, want) {
 		t.Fatalf("commits %q, want %q", got, want)
+	}
+	if ids := revs(t, remote); !slices.Equal(rec.Commits, ids) {
+		t.Errorf("Record.Commits %q, want the pushed commits %q", rec.Commits, ids)
 	}
 	want := map[string]string{
 		pTeam:  "alice\nbob\nmetadata_team_maintainers=bob\n",
@@ -163,7 +178,9 @@ func TestGitRepoLifecycle(t *testing.T) {
 
 	// No-op: same groups, no action: no commit at all.
 	noop := &Run{Groups: groups, Actions: map[string]*Action{}, Confirmed: first.Confirmed}
-	commitRun(t, newAuditor(t, remote, checkout, ""), noop)
+	if rec := commitRun(t, newAuditor(t, remote, checkout, ""), noop); len(rec.Commits) != 0 {
+		t.Errorf("a no-op records commits %q", rec.Commits)
+	}
 	if got := messages(t, remote); len(got) != 2 {
 		t.Fatalf("a no-op committed: %q", got)
 	}
@@ -285,7 +302,7 @@ func TestGitRepoSetupFailures(t *testing.T) {
 	if err := Set([]Auditor{a}).Setup(ctx); err == nil || !strings.Contains(err.Error(), "nothing was applied") {
 		t.Errorf("setup against a missing remote: %v", err)
 	}
-	if err := a.Commit(ctx, &Run{}); err == nil {
+	if _, err := a.Commit(ctx, &Run{}); err == nil {
 		t.Error("commit after a failed setup must fail")
 	}
 	full := t.TempDir()

@@ -54,13 +54,3 @@ func TestPredictiveLongLine(t *testing.T) {
 		t.Errorf("entry with a long line not read whole (%v)", ok)
 	}
 }
-
-// An escaped comma does not split an RDN of the audit log path.
-func TestPathFromDNEscapedComma(t *testing.T) {
-	if got, want := PathFromDN(`cn=a\,b,ou=Groups`), `ou=Groups/cn=a\,b`; got != want {
-		t.Errorf("PathFromDN = %q, want %q", got, want)
-	}
-	if got, want := PathFromDN(`cn=a\\,ou=Groups`), `ou=Groups/cn=a\\`; got != want {
-		t.Errorf("PathFromDN (escaped backslash) = %q, want %q", got, want)
-	}
-}

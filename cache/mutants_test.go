@@ -5,7 +5,6 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
-	"strings"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -194,9 +193,13 @@ func TestPredictiveFormat(t *testing.T) {
 	if b, _ := os.ReadFile(filepath.Join(dir, "cn=t,ou=x")); string(b) != "alice\nbob\nmetadata_a=2\nmetadata_z=1\n" {
 		t.Errorf("group file %q", b)
 	}
-	for _, bad := range []string{"cn=a/b,ou=x", "cn=a\x00,ou=x"} {
-		if err := WritePredictive(dir, bad, nil, nil); err == nil || !strings.Contains(err.Error(), "cannot be a file name") {
-			t.Errorf("WritePredictive(%q): %v", bad, err)
+	// A DN that cannot be a file name as it is gets its encoded name (it once was refused).
+	for odd, name := range map[string]string{"cn=a/b,ou=x": "%cn=a%2Fb,ou=x", "cn=a\x00,ou=x": "%cn=a%00,ou=x"} {
+		if err := WritePredictive(dir, odd, []string{"zed"}, nil); err != nil {
+			t.Errorf("WritePredictive(%q): %v", odd, err)
+		}
+		if b, _ := os.ReadFile(filepath.Join(dir, name)); string(b) != "zed\n" {
+			t.Errorf("WritePredictive(%q) wrote %q to %s", odd, b, name)
 		}
 	}
 	// Hidden files and directories are not groups; values are trimmed and lower-cased.
@@ -207,8 +210,11 @@ func TestPredictiveFormat(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(p.entries) != 3 {
+	if len(p.entries) != 5 {
 		t.Errorf("entries %v", p.entries)
+	}
+	if e, ok := p.Lookup("cn=a/b,ou=x"); !ok || !slices.Equal(e.Members, []string{"zed"}) {
+		t.Errorf("encoded file name not read back: %+v", e)
 	}
 	e, ok := p.Lookup("cn=m,ou=x")
 	if !ok || !slices.Equal(e.Members, []string{"carol"}) || len(e.Metadata) != 1 || e.Metadata["parent"] != "eng" {

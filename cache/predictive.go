@@ -42,41 +42,23 @@ type Predictive struct {
 
 // LoadPredictive reads a state directory, in either layout: the flat one (one file per
 // group, named by its DN) or the audit log's nested tree (the DN's RDNs reversed as path
-// components, `dc=com/dc=github/ou=teams/cn=t`), so a checkout of the audit log repo is
-// usable as it is. Dot entries (.git) and README.md files are skipped. A missing directory is
-// an error: a typo must not silently turn the cache off.
+// components, `dc=com/dc=github/ou=teams/cn=t`, see PathFromDN), so a checkout of the audit
+// log repo is usable as it is. The directory is written by others: it is read as
+// StateFiles lists it (dot entries and README.md skipped; a symbolic link or any other
+// entry that is neither a file nor a directory is an error naming it), each file inside the
+// directory only and within safefile's size cap. A missing directory is an error: a typo
+// must not silently turn the cache off.
 func LoadPredictive(dir string) (*Predictive, error) {
-	if _, err := os.ReadDir(dir); err != nil {
+	root, err := os.OpenRoot(dir)
+	if err != nil {
+		return nil, fmt.Errorf("predictive state directory %q: %w", dir, err)
+	}
+	defer root.Close()
+	rels, err := StateFiles(root)
+	if err != nil {
 		return nil, fmt.Errorf("predictive state directory %q: %w", dir, err)
 	}
 	p := &Predictive{entries: map[string]*PredictiveEntry{}, invalidated: map[string]bool{}, served: map[string]bool{}}
-	var rels []string
-	err := filepath.WalkDir(dir, func(path string, d fs.DirEntry, err error) error {
-		if err != nil {
-			return err
-		}
-		if path == dir {
-			return nil
-		}
-		if strings.HasPrefix(d.Name(), ".") {
-			if d.IsDir() {
-				return filepath.SkipDir
-			}
-			return nil
-		}
-		if d.IsDir() || d.Name() == "README.md" || !d.Type().IsRegular() {
-			return nil
-		}
-		rel, err := filepath.Rel(dir, path)
-		if err != nil {
-			return err
-		}
-		rels = append(rels, rel)
-		return nil
-	})
-	if err != nil {
-		return nil, err
-	}
 	// Tens of thousands of small files: reading several at once overlaps the waits for the
 	// disk, which dominate on a cold cache.
 	ents := make([]*PredictiveEntry, len(rels))
@@ -84,9 +66,9 @@ func LoadPredictive(dir string) (*Predictive, error) {
 	eg.SetLimit(8)
 	for i, rel := range rels {
 		eg.Go(func() error {
-			ent, err := readEntry(filepath.Join(dir, rel))
+			ent, err := readEntry(root, rel)
 			if err != nil {
-				return fmt.Errorf("predictive state %s: %w", rel, err)
+				return fmt.Errorf("predictive state: %w", err)
 			}
 			ents[i] = ent
 			return nil
@@ -96,31 +78,45 @@ func LoadPredictive(dir string) (*Predictive, error) {
 		return nil, err
 	}
 	for i, rel := range rels {
-		p.entries[dn.Normalize(DNFromPath(filepath.ToSlash(rel)))] = ents[i]
+		p.entries[dn.Normalize(DNFromPath(rel))] = ents[i]
 	}
 	return p, nil
 }
 
-// DNFromPath turns an audit log path (`dc=com/ou=teams/cn=t`) into its DN (`cn=t,ou=teams,
-// dc=com`). A flat file name (one component) is the DN itself.
-func DNFromPath(rel string) string {
-	parts := strings.Split(rel, "/")
-	slices.Reverse(parts)
-	return strings.Join(parts, ",")
+// StateFiles lists the group files of a state tree (the audit log checkout, the predictive
+// state directory), as slash-separated paths relative to root, in lexical order. Entries
+// whose name starts with '.' (.git) and README.md files are skipped whatever they are (they
+// are never read or written); every other entry must be a directory or a regular file: a
+// symbolic link (wherever it points), FIFO, socket or device is an error naming it, since
+// the tree is written by others and is never read or written through a link.
+func StateFiles(root *os.Root) ([]string, error) {
+	var rels []string
+	err := fs.WalkDir(root.FS(), ".", func(rel string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		if rel == "." {
+			return nil
+		}
+		if strings.HasPrefix(d.Name(), ".") || d.Name() == "README.md" {
+			if d.IsDir() {
+				return fs.SkipDir
+			}
+			return nil
+		}
+		if err := safefile.CheckEntry(filepath.Join(root.Name(), filepath.FromSlash(rel)), d.Type()); err != nil {
+			return err
+		}
+		if !d.IsDir() {
+			rels = append(rels, rel)
+		}
+		return nil
+	})
+	return rels, err
 }
 
-// PathFromDN is the audit log path of a group: its RDNs reversed, joined with `/`.
-func PathFromDN(groupDN string) string {
-	rdns := splitRDNs(groupDN)
-	for i := range rdns {
-		rdns[i] = strings.TrimSpace(rdns[i])
-	}
-	slices.Reverse(rdns)
-	return strings.Join(rdns, "/")
-}
-
-func readEntry(path string) (*PredictiveEntry, error) {
-	data, err := safefile.Read(path, safefile.Options{})
+func readEntry(root *os.Root, rel string) (*PredictiveEntry, error) {
+	data, err := safefile.ReadIn(root, rel, safefile.Options{})
 	if err != nil {
 		return nil, err
 	}
@@ -203,7 +199,8 @@ func (p *Predictive) Invalidate(groupDN string) {
 // WritePredictive records the applied state of one group in dir (members lower-cased and
 // sorted, then sorted metadata lines), in the format LoadPredictive reads. Only write groups
 // whose existence the provider confirmed: a missing file forces a real read, which is how a
-// group that does not exist yet gets created.
+// group that does not exist yet gets created. The file is named FileNameFromDN(groupDN);
+// an existing entry of that name that is not a regular file is an error.
 func WritePredictive(dir, groupDN string, members []string, metadata map[string]string) error {
 	var b strings.Builder
 	low := make([]string, len(members))
@@ -225,25 +222,16 @@ func WritePredictive(dir, groupDN string, members []string, metadata map[string]
 	for _, k := range keys {
 		fmt.Fprintf(&b, "metadata_%s=%s\n", k, metadata[k])
 	}
-	if strings.ContainsAny(groupDN, "/\x00") {
-		return fmt.Errorf("group DN %q cannot be a file name", groupDN)
+	root, err := os.OpenRoot(dir)
+	if err != nil {
+		return err
 	}
-	return os.WriteFile(filepath.Join(dir, groupDN), []byte(b.String()), 0o644)
-}
-
-// splitRDNs splits a DN on its unescaped commas, keeping each RDN as written (the audit log
-// path spells the DN as the config does).
-func splitRDNs(s string) []string {
-	var out []string
-	start := 0
-	for i := 0; i < len(s); i++ {
-		switch s[i] {
-		case '\\':
-			i++
-		case ',':
-			out = append(out, s[start:i])
-			start = i + 1
+	defer root.Close()
+	name := FileNameFromDN(groupDN)
+	if st, err := root.Lstat(name); err == nil {
+		if err := safefile.CheckEntry(filepath.Join(dir, name), st.Mode()); err != nil || st.IsDir() {
+			return fmt.Errorf("predictive state: %s is not a regular file: not overwritten", filepath.Join(dir, name))
 		}
 	}
-	return append(out, s[start:])
+	return root.WriteFile(name, []byte(b.String()), 0o644)
 }

@@ -4,6 +4,8 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strings"
+	"syscall"
 	"testing"
 )
 
@@ -60,16 +62,6 @@ func TestPredictiveLayouts(t *testing.T) {
 	}
 }
 
-func TestPathFromDN(t *testing.T) {
-	const d = "cn=t,ou=teams,ou=GitHub,dc=github,dc=com"
-	if got := PathFromDN(d); got != "dc=com/dc=github/ou=GitHub/ou=teams/cn=t" {
-		t.Errorf("path %q", got)
-	}
-	if got := DNFromPath(PathFromDN(d)); got != d {
-		t.Errorf("round trip %q", got)
-	}
-}
-
 func TestSameMetadata(t *testing.T) {
 	e := &PredictiveEntry{Metadata: map[string]string{"team_maintainers": "alice,bob", "list": `["a", "b"]`}}
 	md := map[string]any{"team_maintainers": "Alice,Bob", "list": []any{"a", "b"}, "_filename": "x.txt"}
@@ -79,5 +71,52 @@ func TestSameMetadata(t *testing.T) {
 	md["extra"] = "1"
 	if SameMetadata(md, e) {
 		t.Error("extra key not seen")
+	}
+}
+
+// The predictive state is written by others (it may be a checkout of the audit log): a link
+// is never followed, wherever it points, and an entry that is neither a file nor a
+// directory fails the load, named; dot entries and README.md are never read, whatever they
+// are.
+func TestPredictiveRefusesLinksAndSpecialFiles(t *testing.T) {
+	outside := filepath.Join(t.TempDir(), "secret")
+	os.WriteFile(outside, []byte("root\n"), 0o644)
+	for _, tc := range []struct {
+		name string
+		make func(dir string) error
+		err  string // "": loads
+	}{
+		{"link to a file outside", func(d string) error { return os.Symlink(outside, filepath.Join(d, "dc=com/cn=x")) },
+			"dc=com/cn=x: not a regular file (a symbolic link)"},
+		{"link inside", func(d string) error { return os.Symlink("cn=ok", filepath.Join(d, "dc=com/cn=x")) },
+			"dc=com/cn=x: not a regular file (a symbolic link)"},
+		{"linked directory", func(d string) error { return os.Symlink(filepath.Dir(outside), filepath.Join(d, "dc=net")) },
+			"dc=net: not a regular file (a symbolic link)"},
+		{"fifo", func(d string) error { return syscall.Mkfifo(filepath.Join(d, "dc=com/cn=x"), 0o644) },
+			"dc=com/cn=x: not a regular file (a named pipe)"},
+		{"dot entries and README.md are skipped", func(d string) error {
+			os.Symlink(outside, filepath.Join(d, ".hidden"))
+			os.Symlink(filepath.Dir(outside), filepath.Join(d, ".git"))
+			return os.Symlink(outside, filepath.Join(d, "dc=com/README.md"))
+		}, ""},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			dir := t.TempDir()
+			os.MkdirAll(filepath.Join(dir, "dc=com"), 0o755)
+			os.WriteFile(filepath.Join(dir, "dc=com/cn=ok"), []byte("bob\n"), 0o644)
+			if err := tc.make(dir); err != nil {
+				t.Fatal(err)
+			}
+			p, err := LoadPredictive(dir)
+			if tc.err == "" {
+				if err != nil || p.Len() != 1 {
+					t.Fatalf("load: %v", err)
+				}
+				return
+			}
+			if err == nil || !strings.Contains(err.Error(), filepath.Join(dir, tc.err)) {
+				t.Fatalf("load: %v, want an error naming %s", err, tc.err)
+			}
+		})
 	}
 }

@@ -14,6 +14,7 @@ import (
 	"sync/atomic"
 
 	"github.com/RoaringBitmap/roaring/v2"
+	"github.com/entitlements-go/entitlements/internal/dn"
 	"github.com/entitlements-go/entitlements/people"
 	"github.com/entitlements-go/entitlements/validate"
 )
@@ -103,7 +104,7 @@ func newResult(r *Repo) (*Result, error) {
 		}
 		out := &Group{Key: key, OU: o.ou.Key, CN: g.cn, File: g.rel, Type: o.ou.Type, Mirror: o.mirror}
 		if o.ou.Base != "" {
-			out.DN = "cn=" + g.cn + "," + o.ou.Base
+			out.DN = groupDN(g.cn, o.ou.Base)
 		}
 		out.Description = g.def.description
 		if out.Description == "" {
@@ -441,3 +442,9 @@ func noMembersForbidden(d *definition) bool {
 	}
 	return false
 }
+
+// groupDN is the DN of group cn under an OU's base (spec semantics §3.2 step 8), the cn
+// escaped per RFC 4514. The name rules of an enumerated OU ([A-Za-z0-9_-]) leave nothing to
+// escape, so this is the reference's `cn=<cn>,<base>`; should a name ever hold ',' or '+'
+// it still names one entry (the reference would build `cn=a,b,...`, which servers refuse).
+func groupDN(cn, base string) string { return "cn=" + dn.EscapeValue(cn) + "," + base }

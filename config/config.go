@@ -400,10 +400,12 @@ func (l *loader) auditors(v *yaml11.Node) {
 		// Auditors only matter when changes are applied (package audit runs them); classes it
 		// does not know make apply fail, so say so early.
 		class := "(no auditor_class)"
+		name := ""
 		if c := a.Get("auditor_class"); c != nil && c.IsString() && c.Str != "" {
-			class = show(c)
+			class, name = show(c), strings.TrimSpace(c.Str)
 		}
-		if class != "GitRepo" && class != "Entitlements::Auditor::GitRepo" {
+		// As package audit reads it: the class name trimmed, compared unquoted.
+		if name != "GitRepo" && name != "Entitlements::Auditor::GitRepo" {
 			l.c.Warn(l.rel, a.Line, "auditor %s is not supported by entitlements-go (only GitRepo is): apply refuses to run without it", class)
 		}
 		l.cfg.Auditors = append(l.cfg.Auditors, Value{a})
@@ -817,6 +819,12 @@ func (l *loader) ou(key string, m *yaml11.Node, line int) *OU {
 	}
 	if b := m.Get("base"); b != nil && b.IsString() {
 		ou.Base = b.Str
+		if baseHasSlash(b.Str) {
+			// The audit log stores a group at its DN's RDNs as path elements: a '/' in one
+			// would split it into directories (and `..` among them would leave the checkout).
+			l.errf(b.Line, "Group %q attribute base %s contains '/', which LDAP allows but the audit log path cannot hold", key, show(b))
+			bad = true
+		}
 	}
 	if mi := m.Get("mirror"); mi != nil {
 		switch {
@@ -1055,4 +1063,24 @@ func (l *loader) filters(v *yaml11.Node) {
 			l.cfg.Filters = append(l.cfg.Filters, flt)
 		}
 	}
+}
+
+// baseHasSlash reports whether a base DN holds a '/', written as it is or escaped (`\/`,
+// `\2F`).
+func baseHasSlash(base string) bool {
+	if strings.Contains(base, "/") {
+		return true
+	}
+	d, err := dn.Parse(base)
+	if err != nil {
+		return false
+	}
+	for _, r := range d {
+		for _, a := range r {
+			if strings.Contains(a.Value, "/") {
+				return true
+			}
+		}
+	}
+	return false
 }

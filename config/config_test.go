@@ -695,3 +695,59 @@ func TestOrgchartProblemsAreDeferred(t *testing.T) {
 		})
 	}
 }
+
+// A GitRepo auditor, in either spelling, is supported and gets no warning (the comparison
+// once took the quoted message form of the class and warned about every auditor); another
+// class, or none, does.
+func TestAuditorClassWarning(t *testing.T) {
+	for _, tc := range []struct {
+		class, warn string
+	}{
+		{"GitRepo", ""},
+		{"Entitlements::Auditor::GitRepo", ""},
+		{"' GitRepo '", ""},
+		{"Slack", `auditor "Slack" is not supported`},
+		{"''", "auditor (no auditor_class) is not supported"},
+	} {
+		t.Run(tc.class, func(t *testing.T) {
+			_, warns, errs := parse(t, cfgText(okGroups, "auditors:\n  - auditor_class: "+tc.class+"\n"))
+			if errs != nil {
+				t.Fatal(errs)
+			}
+			switch {
+			case tc.warn == "" && len(warns) > 0:
+				t.Errorf("warnings %v", warns)
+			case tc.warn != "" && (len(warns) != 1 || !strings.Contains(warns[0].Msg, tc.warn)):
+				t.Errorf("warnings %v, want %q", warns, tc.warn)
+			}
+		})
+	}
+}
+
+// A base whose RDNs hold a '/' would become extra directories of the audit log path (and
+// the `..` among them a way out of the checkout): refused where it is written.
+func TestBaseWithSlashRefused(t *testing.T) {
+	for _, tc := range []struct {
+		base, err string
+	}{
+		{"ou=X/../../../tmp/escaped,ou=Groups,dc=example", `attribute base "ou=X/../../../tmp/escaped,ou=Groups,dc=e"… contains '/'`},
+		{`ou=a\/b,dc=example`, "contains '/'"},
+		{`ou=a\2Fb,dc=example`, "contains '/'"},
+		{"ou=..,dc=example", ""}, // a value, not a path element: harmless
+		{`ou=a\,b,dc=example`, ""},
+	} {
+		t.Run(tc.base, func(t *testing.T) {
+			groups := "  a:\n    type: ldap\n    base: '" + tc.base + "'\n" + ldapConnPart
+			_, _, errs := parse(t, cfgText(groups))
+			if tc.err == "" {
+				if errs != nil {
+					t.Fatal(errs)
+				}
+				return
+			}
+			if len(errs) != 1 || errs[0].Line != 11 || !strings.Contains(errs[0].Msg, tc.err) {
+				t.Errorf("errors %v, want line 11: %q", errs, tc.err)
+			}
+		})
+	}
+}

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"strings"
 
 	"github.com/entitlements-go/entitlements/audit"
 	"github.com/entitlements-go/entitlements/calc"
@@ -31,11 +32,24 @@ func auditedApply(ctx context.Context, cfg *config.Config, res *calc.Result, pla
 	rep, _ := deploy.Apply(ctx, plan, opt.ApplyOptions())
 	// The audit record is written even when the run was interrupted: it must say what was
 	// applied before the interruption.
-	if err := set.Commit(context.WithoutCancel(ctx), audit.NewRun(res, plan, rep)); err != nil {
-		return rep, err
+	recs, err := set.Commit(context.WithoutCancel(ctx), audit.NewRun(res, plan, rep))
+	// Say what each auditor recorded; one that failed says nothing here (its error does).
+	for i, a := range set {
+		switch n := len(recs[i].Commits); {
+		case n > 0:
+			fmt.Fprintf(stderr, "audit log: %s: %d commit(s) pushed (%s)\n", a.Description(), n, shortIDs(recs[i].Commits))
+		case err == nil:
+			fmt.Fprintf(stderr, "audit log: %s: nothing to commit (the log matched this run)\n", a.Description())
+		}
 	}
-	if len(set) > 0 {
-		fmt.Fprintf(stderr, "audit log: %d auditor(s) committed\n", len(set))
+	return rep, err
+}
+
+// shortIDs abbreviates commit ids for a message.
+func shortIDs(ids []string) string {
+	out := make([]string, len(ids))
+	for i, id := range ids {
+		out[i] = id[:min(len(id), 12)]
 	}
-	return rep, nil
+	return strings.Join(out, ", ")
 }

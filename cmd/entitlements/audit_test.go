@@ -45,9 +45,12 @@ func TestCLIApplyWritesAuditLog(t *testing.T) {
 	if _, err := os.Stat(checkout); err == nil {
 		t.Fatal("plan touched the audit repository")
 	}
-	code, stdout, stderr = runCLI(t, "apply", "--config", cfg, "--now", "2026-01-01", "--state", state, "--yes")
+	code, stdout, stderr = runCLI(t, "apply", "--config", cfg, "--now", "2026-01-01", "--state", state, "--yes", "--warnings-as-errors")
 	if code != exitOK {
 		t.Fatalf("apply: %d\n%s\n%s", code, stdout, stderr)
+	}
+	if want := "audit log: GitRepo " + remote + ": 2 commit(s) pushed ("; !strings.Contains(stderr, want) {
+		t.Errorf("stderr lacks %q:\n%s", want, stderr)
 	}
 	log, err := exec.Command("git", "--git-dir", remote, "log", "--format=%s", "master").Output()
 	if err != nil {
@@ -83,5 +86,50 @@ func TestCLIPredictiveStateTypoFails(t *testing.T) {
 	code, stdout, stderr := runCLI(t, "plan", "--config", exampleConfig, "--now", "2026-01-01")
 	if code == exitOK || !strings.Contains(stderr, "typo") || strings.Contains(stdout, "Plan:") {
 		t.Errorf("a missing state directory must fail the run before anything is read: %d\n%s\n%s", code, stdout, stderr)
+	}
+}
+
+// A link pushed to the audit repo fails apply's audit step, named, and the CLI does not say
+// that anything was committed (it once printed "committed" while writing through the link).
+func TestCLIApplyAuditLinkRefused(t *testing.T) {
+	remote := filepath.Join(t.TempDir(), "log.git")
+	if out, err := exec.Command("git", "init", "--quiet", "--bare", remote).CombinedOutput(); err != nil {
+		t.Skipf("git init: %v %s", err, out)
+	}
+	cfg, _ := auditRepo(t, remote)
+	state := "../../examples/state.json"
+	if code, stdout, stderr := runCLI(t, "apply", "--config", cfg, "--now", "2026-01-01", "--state", state, "--yes"); code != exitOK {
+		t.Fatalf("apply: %d\n%s\n%s", code, stdout, stderr)
+	}
+	// Someone who can push replaces a group's file with a link to a file of the host.
+	victim := filepath.Join(t.TempDir(), "victim")
+	os.WriteFile(victim, []byte("precious\n"), 0o644)
+	other := filepath.Join(t.TempDir(), "other")
+	gitRun := func(dir string, args ...string) {
+		cmd := exec.Command("git", args...)
+		cmd.Dir = dir
+		cmd.Env = append(os.Environ(), "GIT_AUTHOR_NAME=t", "GIT_AUTHOR_EMAIL=t@t", "GIT_COMMITTER_NAME=t", "GIT_COMMITTER_EMAIL=t@t")
+		if out, err := cmd.CombinedOutput(); err != nil {
+			t.Fatalf("git %v: %v %s", args, err, out)
+		}
+	}
+	gitRun(t.TempDir(), "clone", "--quiet", remote, other)
+	const sre = "dc=net/dc=example/ou=Groups/ou=Pizza_Teams/cn=sre"
+	os.Remove(filepath.Join(other, sre))
+	os.Symlink(victim, filepath.Join(other, sre))
+	gitRun(other, "add", "-A")
+	gitRun(other, "commit", "--quiet", "-m", "link")
+	gitRun(other, "push", "--quiet", "origin", "HEAD:master")
+
+	// Nothing to change in the targets: the audit step alone would write.
+	code, stdout, stderr := runCLI(t, "apply", "--config", cfg, "--now", "2026-01-01", "--state", state, "--yes")
+	if code != exitError || !strings.Contains(stderr, sre+": not a regular file (a symbolic link)") {
+		t.Fatalf("apply: %d\n%s\n%s", code, stdout, stderr)
+	}
+	if strings.Contains(stderr, "pushed") || strings.Contains(stderr, "nothing to commit") {
+		t.Errorf("the CLI reports a commit:\n%s", stderr)
+	}
+	if b, _ := os.ReadFile(victim); string(b) != "precious\n" {
+		t.Errorf("the linked file was written: %q", b)
 	}
 }

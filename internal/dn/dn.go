@@ -218,6 +218,9 @@ func (d DN) FirstValue(typ string) (string, bool) {
 // characters with a backslash, a leading space or '#' and a trailing space, NUL as \00.
 // '=' is escaped too (allowed, and clearer to a reader of `uid=x\=y`).
 func EscapeValue(v string) string {
+	if !needsEscape(v) {
+		return v // most values (every group name a config repo may hold): no copy
+	}
 	var b strings.Builder
 	for i := 0; i < len(v); i++ {
 		c := v[i]
@@ -235,6 +238,17 @@ func EscapeValue(v string) string {
 		}
 	}
 	return b.String()
+}
+
+// needsEscape reports whether EscapeValue changes v.
+func needsEscape(v string) bool {
+	if v == "" {
+		return false
+	}
+	if v[0] == ' ' || v[0] == '#' || v[len(v)-1] == ' ' {
+		return true
+	}
+	return strings.ContainsAny(v, ",+\"\\<>;=\x00")
 }
 
 // fold maps s to one representative of its case-folding class, so that fold(a) == fold(b)

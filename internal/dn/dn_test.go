@@ -113,6 +113,12 @@ func TestEscapeRoundTrip(t *testing.T) {
 		"trail ":  `trail\ `,
 		"#hash":   `\#hash`,
 		`q"<>;=\`: `q\"\<\>\;\=\\`,
+		"":        "",
+		"a b":     "a b",
+		"a=b":     `a\=b`,
+		"x\x00":   `x\00`,
+		"in#side": "in#side",
+		" ":       `\ `,
 	} {
 		if got := EscapeValue(in); got != want {
 			t.Errorf("EscapeValue(%q) = %q, want %q", in, got, want)

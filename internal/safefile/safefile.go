@@ -79,6 +79,11 @@ func Read(path string, opt Options) ([]byte, error) {
 	if err := check(path, st, max); err != nil {
 		return nil, err
 	}
+	return readOpen(f, st, max, path)
+}
+
+// readOpen reads the opened regular file f (st its fstat) to its end, at most max bytes.
+func readOpen(f *os.File, st fs.FileInfo, max int64, path string) ([]byte, error) {
 	r := io.Reader(f)
 	if max > 0 {
 		r = io.LimitReader(f, max+1)

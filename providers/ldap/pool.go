@@ -17,6 +17,7 @@ import (
 
 	"github.com/entitlements-go/entitlements/internal/redact"
 	"github.com/entitlements-go/entitlements/internal/safefile"
+	"github.com/entitlements-go/entitlements/validate"
 	goldap "github.com/go-ldap/ldap/v3"
 )
 
@@ -80,7 +81,7 @@ type pool struct {
 	// secrets are the bind password and a password in ldap_uri, masked in every error the
 	// pool returns: a server may quote the bind request in its answer.
 	secrets redact.Set
-	// uri is cfg.URI as messages show it (shownURI).
+	// uri is cfg.URI as messages show it (validate.RedactURLs).
 	uri string
 
 	mu    sync.Mutex
@@ -104,7 +105,7 @@ func newPool(cfg ConnConfig, counters *Counters) (*pool, error) {
 	cfg = cfg.withDefaults()
 	u, err := url.Parse(cfg.URI)
 	if err != nil || (u.Scheme != "ldap" && u.Scheme != "ldaps") || u.Host == "" {
-		return nil, fmt.Errorf("invalid ldap_uri %q (expected ldap://host:port or ldaps://host:port)", shownURI(cfg.URI))
+		return nil, fmt.Errorf("invalid ldap_uri %q (expected ldap://host:port or ldaps://host:port)", validate.RedactURLs(cfg.URI))
 	}
 	tc := &tls.Config{ServerName: u.Hostname(), InsecureSkipVerify: cfg.InsecureSkipVerify, MinVersion: tls.VersionTLS12}
 	ca := cfg.CAFile
@@ -122,7 +123,7 @@ func newPool(cfg ConnConfig, counters *Counters) (*pool, error) {
 		}
 		tc.RootCAs = roots
 	}
-	p := &pool{cfg: cfg, tls: tc, counters: counters, freed: make(chan struct{}), uri: shownURI(cfg.URI)}
+	p := &pool{cfg: cfg, tls: tc, counters: counters, freed: make(chan struct{}), uri: validate.RedactURLs(cfg.URI)}
 	p.secrets.Add(cfg.Password)
 	if pw, ok := u.User.Password(); ok {
 		p.secrets.Add(pw)
@@ -349,13 +350,3 @@ func isDial(err error) bool {
 	return errors.As(err, &oe)
 }
 
-// shownURI is an ldap_uri as messages show it: without the password of its userinfo.
-func shownURI(uri string) string {
-	if u, err := url.Parse(uri); err == nil {
-		return u.Redacted()
-	}
-	if i := strings.LastIndexByte(uri, '@'); i >= 0 {
-		return "..." + uri[i:]
-	}
-	return uri
-}

@@ -99,3 +99,18 @@ func TestPagedSearchWaitsHonourContext(t *testing.T) {
 		t.Fatalf("acquire = %v, want context.Canceled", err)
 	}
 }
+
+// Credentials written into ldap_uri never reach an error message.
+func TestPoolURIRedacted(t *testing.T) {
+	const secret = "s3cretPW"
+	for _, uri := range []string{"ldap://cn=admin:" + secret + "@127.0.0.1:1", "ftp://u:" + secret + "@h"} {
+		p, err := newPool(ConnConfig{URI: uri}, &Counters{})
+		if err == nil {
+			_, err = p.dial(context.Background())
+			p.close()
+		}
+		if err == nil || strings.Contains(err.Error(), secret) || !strings.Contains(err.Error(), "***@") {
+			t.Errorf("%s: %v", uri, err)
+		}
+	}
+}
