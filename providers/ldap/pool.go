@@ -349,4 +349,3 @@ func isDial(err error) bool {
 	var oe *net.OpError
 	return errors.As(err, &oe)
 }
-
