@@ -210,7 +210,8 @@ func load(ctx context.Context, path string, opt Options) (*Repo, *validate.Colle
 		classes = append(classes, k)
 	}
 	cfg, warns, err := config.Load(path, config.Options{Getenv: opt.Getenv, Types: opt.Types,
-		FilterClasses: classes, BaseDir: opt.BaseDir, MaxFileSize: opt.MaxFileSize, FS: opt.FS, WorkDir: opt.WorkDir})
+		FilterClasses: classes, BaseDir: opt.BaseDir, MaxFileSize: opt.MaxFileSize, FS: opt.FS, WorkDir: opt.WorkDir,
+		AllowSymlinksOutside: opt.AllowSymlinksOutside})
 	if err != nil {
 		opt.emit(warns)
 		return nil, nil, err
@@ -360,7 +361,7 @@ func (r *Repo) loadPeople(ctx context.Context, c *validate.Collector) error {
 }
 
 func (r *Repo) readManagerMap(path string) (map[string]string, error) {
-	data, err := r.fsys.ReadFile(path, safefile.Options{MaxSize: r.opt.MaxFileSize})
+	data, err := r.fsys.ReadFile(path, r.confined(filepath.Dir(path)))
 	if err != nil {
 		return nil, fmt.Errorf("manager map: %w", err)
 	}
@@ -440,7 +441,7 @@ func (r *Repo) readPeople(ctx context.Context, src *config.PeopleSource, depth i
 		}
 		path := r.peoplePath(f)
 		r.opt.Logger.Debug("reading people", "source", src.Name, "path", path)
-		data, err := r.fsys.ReadFile(path, safefile.Options{MaxSize: r.opt.MaxFileSize})
+		data, err := r.fsys.ReadFile(path, r.confined(filepath.Dir(path)))
 		if err != nil {
 			return nil, fmt.Errorf("people file: %w", err)
 		}
@@ -873,12 +874,22 @@ func (r *Repo) parseWith(g *group, scratch *parseScratch) {
 	g.def = def
 }
 
-// readGroupFile reads one group file: a regular file within the size cap that, unless
-// Options.AllowSymlinksOutside, resolves inside the config tree.
+// readGroupFile reads one group file (see confined).
 func (r *Repo) readGroupFile(g *group) ([]byte, error) {
-	o := safefile.Options{MaxSize: r.opt.MaxFileSize, Regular: g.regular}
-	if !r.opt.AllowSymlinksOutside {
-		o.Roots = []string{r.cfg.ConfigurationPath, r.cfg.Dir, g.ou.Dir}
-	}
+	o := r.confined(g.ou.Dir)
+	o.Regular = g.regular
 	return r.fsys.ReadFile(g.path, o)
+}
+
+// confined is how every file of the repository is read (group files, people data, manager
+// map): a regular file within the size cap that, unless Options.AllowSymlinksOutside,
+// resolves inside the config tree (the configuration_path, the config file's directory) or
+// the directory dir it is named in, so that a link cannot make the run read (and quote) a
+// file elsewhere on the machine.
+func (r *Repo) confined(dir string) safefile.Options {
+	o := safefile.Options{MaxSize: r.opt.MaxFileSize}
+	if !r.opt.AllowSymlinksOutside {
+		o.Roots = []string{r.cfg.ConfigurationPath, r.cfg.Dir, dir}
+	}
+	return o
 }

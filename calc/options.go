@@ -73,10 +73,12 @@ type Options struct {
 	// manager map), in bytes. Default 0: safefile.DefaultMaxSize (64 MiB); negative: no cap.
 	// Only regular files are ever read: devices, FIFOs and sockets are refused.
 	MaxFileSize int64
-	// AllowSymlinksOutside lets group files be symlinks that resolve outside the config tree
-	// (the configuration_path, the config file's directory and every OU directory). Default
-	// false: such a file is refused, so that a link cannot make the run read (and quote) a
-	// file elsewhere on the machine.
+	// AllowSymlinksOutside lets the files of the repository be symlinks that resolve outside
+	// the config tree: group files, the people file and the manager map outside the
+	// configuration_path, the config file's directory and the directory they are named in; the
+	// config file outside its own directory. Default false: such a file is refused
+	// (validate.ErrOutsideTree), so that a link cannot make the run read (and quote) a file
+	// elsewhere on the machine.
 	AllowSymlinksOutside bool
 	// AllowEmptyPeople accepts a people source that yields no people. Default false: a source
 	// that suddenly returns nobody (an empty file, an LDAP base that matches nothing) would

@@ -165,7 +165,7 @@ func (c *common) register(fs *flag.FlagSet) {
 	fs.StringVar(&c.cpuprofile, "cpuprofile", "", "write a CPU profile (pprof) of the run to this file")
 	fs.StringVar(&c.memprofile, "memprofile", "", "write an allocation profile (pprof: where the run allocated) to this file")
 	fs.BoolVar(&c.warnErrors, "warnings-as-errors", false, "exit 1 when loading produced any warning")
-	fs.BoolVar(&c.allowOutside, "allow-symlinks-outside", false, "read group files that are symlinks resolving outside the config tree (refused by default)")
+	fs.BoolVar(&c.allowOutside, "allow-symlinks-outside", false, "read group files, people data, manager map and config that are symlinks resolving outside the config tree (refused by default)")
 	fs.BoolVar(&c.allowEmptyPeople, "allow-empty-people", false, "accept a people source that yields no people (by default the run fails: every group would lose every member)")
 }
 

@@ -1,10 +1,14 @@
 package vfs
 
 import (
+	"errors"
 	"fmt"
 	"io/fs"
 	"os"
+	"path"
 	"path/filepath"
+	"slices"
+	"strings"
 
 	"github.com/entitlements-go/entitlements/internal/safefile"
 	"github.com/entitlements-go/entitlements/validate"
@@ -21,7 +25,8 @@ type dirFS struct {
 
 // readSafe reads name (an fs.FS name) from fsys with safefile's checks: only a regular file,
 // at most opt.MaxSize bytes. Roots are paths under "/" (mounted), mapped to the directory of
-// a Dir, and ignored for other file systems (they have no symlinks leaving them).
+// a Dir; for other file systems they are checked when the file system has symbolic links
+// (fs.ReadLinkFS, as a git tree does), and ignored otherwise (nothing can lead out of a root).
 func readSafe(fsys fs.FS, name, abs string, opt safefile.Options) ([]byte, error) {
 	if d, ok := fsys.(dirFS); ok {
 		roots := make([]string, len(opt.Roots))
@@ -34,6 +39,11 @@ func readSafe(fsys fs.FS, name, abs string, opt safefile.Options) ([]byte, error
 	st, err := fs.Stat(fsys, name)
 	if err != nil {
 		return nil, err
+	}
+	if lfs, ok := fsys.(fs.ReadLinkFS); ok && len(opt.Roots) > 0 {
+		if err := inside(lfs, name, abs, opt.Roots); err != nil {
+			return nil, err
+		}
 	}
 	max := opt.MaxSize
 	if max == 0 {
@@ -50,4 +60,86 @@ func readSafe(fsys fs.FS, name, abs string, opt safefile.Options) ([]byte, error
 		return nil, &safefile.Error{Path: abs, Err: fmt.Errorf("%w (%d bytes or more, limit %d)", validate.ErrFileTooLarge, len(data), max)}
 	}
 	return data, err
+}
+
+// inside checks that name, after every symbolic link, is inside one of roots (mounted paths,
+// themselves resolved), as safefile does on the operating system.
+func inside(fsys fs.ReadLinkFS, name, abs string, roots []string) error {
+	names := make([]string, len(roots))
+	for i, r := range roots {
+		names[i] = strings.TrimPrefix(path.Clean(filepath.ToSlash(r)), "/")
+		if names[i] == "" {
+			names[i] = "."
+		}
+	}
+	// Fast path (every file of a repository without links): not a link, directly in a root.
+	if st, err := fsys.Lstat(name); err == nil && st.Mode()&fs.ModeSymlink == 0 && slices.Contains(names, path.Dir(name)) {
+		return nil
+	}
+	real, err := evalLinks(fsys, name)
+	if err != nil {
+		if errors.Is(err, validate.ErrOutsideTree) {
+			return &safefile.Error{Path: abs, Err: validate.ErrOutsideTree}
+		}
+		return err
+	}
+	for _, r := range names {
+		rr, err := evalLinks(fsys, r)
+		if err != nil {
+			continue
+		}
+		if rr == "." || real == rr || strings.HasPrefix(real, rr+"/") {
+			return nil
+		}
+	}
+	return &safefile.Error{Path: abs, Err: validate.ErrOutsideTree}
+}
+
+// maxLinks bounds the links followed to resolve one name, as the operating system does.
+const maxLinks = 40
+
+// evalLinks is filepath.EvalSymlinks for an fs.ReadLinkFS: the name of what name leads to. A
+// link that leaves the file system (absolute, or above its root) is validate.ErrOutsideTree.
+func evalLinks(fsys fs.ReadLinkFS, name string) (string, error) {
+	todo := strings.Split(name, "/")
+	var done []string
+	for hops := 0; len(todo) > 0; {
+		c := todo[0]
+		todo = todo[1:]
+		switch c {
+		case "", ".":
+			continue
+		case "..":
+			if len(done) == 0 {
+				return "", validate.ErrOutsideTree
+			}
+			done = done[:len(done)-1]
+			continue
+		}
+		done = append(done, c)
+		p := strings.Join(done, "/")
+		st, err := fsys.Lstat(p)
+		if err != nil {
+			return "", err
+		}
+		if st.Mode()&fs.ModeSymlink == 0 {
+			continue
+		}
+		if hops++; hops > maxLinks {
+			return "", &fs.PathError{Op: "stat", Path: name, Err: errors.New("too many levels of symbolic links")}
+		}
+		target, err := fsys.ReadLink(p)
+		if err != nil {
+			return "", err
+		}
+		if path.IsAbs(target) {
+			return "", validate.ErrOutsideTree
+		}
+		done = done[:len(done)-1]
+		todo = append(strings.Split(target, "/"), todo...)
+	}
+	if len(done) == 0 {
+		return ".", nil
+	}
+	return strings.Join(done, "/"), nil
 }
