@@ -43,7 +43,9 @@ func TestMount(t *testing.T) {
 // confinement of a read to its roots, as the operating system's does: a link leading out of
 // every root is refused, links inside one, and linked roots, are followed.
 func TestMountedRoots(t *testing.T) {
-	link := func(target string) *fstest.MapFile { return &fstest.MapFile{Data: []byte(target), Mode: fs.ModeSymlink} }
+	link := func(target string) *fstest.MapFile {
+		return &fstest.MapFile{Data: []byte(target), Mode: fs.ModeSymlink}
+	}
 	m := Mount(fstest.MapFS{
 		"secret.txt":              {Data: []byte("s")},
 		"cfg/people.yaml":         {Data: []byte("p")},
