@@ -194,6 +194,27 @@ func LoadFS(ctx context.Context, fsys fs.FS, path string, opt Options) (*Repo, e
 	return Load(ctx, path, opt)
 }
 
+// LoadConfig loads and validates the config file at path as Load does (environment
+// substitution through opt.Getenv, opt.Types, opt.FilterClasses, opt.FS and its WorkDir, the
+// size cap and symlink confinement), and nothing else; its warnings go to opt.OnWarning (or
+// opt.Logger). The result is what Options.Config takes.
+func LoadConfig(path string, opt Options) (*config.Config, error) {
+	opt = opt.withDefaults()
+	cfg, warns, err := loadConfig(path, opt)
+	opt.emit(warns)
+	return cfg, err
+}
+
+func loadConfig(path string, opt Options) (*config.Config, []validate.Warning, error) {
+	var classes []string
+	for k := range opt.FilterClasses {
+		classes = append(classes, k)
+	}
+	return config.Load(path, config.Options{Getenv: opt.Getenv, Types: opt.Types,
+		FilterClasses: classes, BaseDir: opt.BaseDir, MaxFileSize: opt.MaxFileSize, FS: opt.FS, WorkDir: opt.WorkDir,
+		AllowSymlinksOutside: opt.AllowSymlinksOutside})
+}
+
 func fsysOf(opt Options) vfs.FS {
 	if opt.FS == nil {
 		return vfs.OS{}
@@ -205,16 +226,14 @@ func fsysOf(opt Options) vfs.FS {
 func load(ctx context.Context, path string, opt Options) (*Repo, *validate.Collector, error) {
 	opt = opt.withDefaults()
 	start := time.Now()
-	var classes []string
-	for k := range opt.FilterClasses {
-		classes = append(classes, k)
-	}
-	cfg, warns, err := config.Load(path, config.Options{Getenv: opt.Getenv, Types: opt.Types,
-		FilterClasses: classes, BaseDir: opt.BaseDir, MaxFileSize: opt.MaxFileSize, FS: opt.FS, WorkDir: opt.WorkDir,
-		AllowSymlinksOutside: opt.AllowSymlinksOutside})
-	if err != nil {
-		opt.emit(warns)
-		return nil, nil, err
+	cfg := opt.Config
+	var warns []validate.Warning
+	if cfg == nil {
+		var err error
+		if cfg, warns, err = loadConfig(path, opt); err != nil {
+			opt.emit(warns)
+			return nil, nil, err
+		}
 	}
 	if opt.LDAPGroups == nil && opt.LDAPGroupsFor != nil {
 		rd, err := opt.LDAPGroupsFor(cfg)

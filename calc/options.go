@@ -50,6 +50,16 @@ type Options struct {
 	Types []config.TypeSpec
 	// Getenv serves environment substitution in the config file. Default: os.LookupEnv.
 	Getenv func(string) (string, bool)
+	// Config, when set, is the configuration of the run, already loaded (LoadConfig, or
+	// another Repo's Config()): the config file at the path given to Load is not read, and
+	// only the group files, people data and manager map come from the tree. Its paths must
+	// name files of FS (or of the operating system) as they did when it was loaded, so a tree
+	// of the same layout can be calculated with another tree's configuration: `entitlements
+	// diff` calculates a pull request's head with the base revision's configuration, so that
+	// the head is data and never chooses which environment variables are read, which servers
+	// are contacted or with which credentials. The Config is only read. Default: nil, the
+	// config file is loaded.
+	Config *config.Config
 	// BaseDir is the directory error paths are relative to. Default: the working directory.
 	BaseDir string
 	// Strict also validates files that nothing uses (unreferenced files of dummy OUs), which the
