@@ -11,7 +11,8 @@ import (
 // the reason.
 func (d *Diff) WriteText(w io.Writer) error {
 	ew := &errWriter{w: w}
-	if d.Empty() {
+	d.writeConfigText(ew)
+	if len(d.Groups) == 0 {
 		ew.printf("No changes: every group has the same members, description and metadata.\n")
 		return ew.err
 	}
@@ -70,7 +71,8 @@ func metaValue(v any) string {
 // DiffJSONVersion is the version of the JSON form of a Diff.
 const DiffJSONVersion = 1
 
-// WriteJSON renders the diff as indented JSON: {"version", "summary", "groups"}.
+// WriteJSON renders the diff as indented JSON: {"version", "summary", "per_ou", "groups"},
+// and "config" and "sources" when set.
 func (d *Diff) WriteJSON(w io.Writer) error {
 	per, total := d.Summary()
 	type sum struct {
@@ -88,7 +90,10 @@ func (d *Diff) WriteJSON(w io.Writer) error {
 		PerOU       []sum        `json:"per_ou"`
 		Groups      []*GroupDiff `json:"groups"`
 		Unexplained int          `json:"unexplained,omitempty"`
-	}{Version: DiffJSONVersion, Summary: conv(total), PerOU: []sum{}, Groups: d.Groups, Unexplained: d.Unexplained}
+		Config      *ConfigDiff  `json:"config,omitempty"`
+		Sources     []string     `json:"sources,omitempty"`
+	}{Version: DiffJSONVersion, Summary: conv(total), PerOU: []sum{}, Groups: d.Groups, Unexplained: d.Unexplained,
+		Config: d.Config, Sources: d.Sources}
 	for _, s := range per {
 		out.PerOU = append(out.PerOU, conv(s))
 	}
