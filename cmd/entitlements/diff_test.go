@@ -359,6 +359,21 @@ func TestDiffMergeBase(t *testing.T) {
 			t.Errorf("%v: main's own change shows as reverted:\n%s", args, out)
 		}
 	}
+	// The example workflow: actions/checkout checks out the merge of the branch into the base
+	// branch, and the base branch may move on after that merge was made.
+	g.git("checkout", "-q", "--detach", "main")
+	g.git("merge", "-q", "--no-ff", "-m", "merge", "feature")
+	merge := g.git("rev-parse", "HEAD")
+	g.git("checkout", "-q", "main")
+	g.edit("groups/pizza_teams/sales.txt", func(s string) string { return s + "username = alice\n" })
+	g.commit("main: alice, after the merge ref was made")
+	g.git("checkout", "-q", "--detach", merge)
+	mustContain(t, "merge commit against the tip", run("--base", "main"), "- alice")
+	out := run("--base", "main", "--merge-base")
+	mustContain(t, "merge commit", out, "~ CHANGE pizza_teams/backend", "+ ivan")
+	if strings.Contains(out, "heidi") || strings.Contains(out, "alice") {
+		t.Errorf("merge commit: the base branch's own changes show:\n%s", out)
+	}
 	if code, _, errOut := runCLI(t, "diff", "--config", "entitlements.yaml", "--base", "main...no-such-branch"); code != exitError || !strings.Contains(errOut, "no-such-branch") {
 		t.Errorf("unknown revision: exit %d\n%s", code, errOut)
 	}
