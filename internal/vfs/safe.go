@@ -98,11 +98,30 @@ func inside(fsys fs.ReadLinkFS, name, abs string, roots []string) error {
 // maxLinks bounds the links followed to resolve one name, as the operating system does.
 const maxLinks = 40
 
-// evalLinks is filepath.EvalSymlinks for an fs.ReadLinkFS: the name of what name leads to. A
-// link that leaves the file system (absolute, or above its root) is validate.ErrOutsideTree.
+// ErrLinkLoop is a name whose resolution follows more than 40 symbolic links.
+var ErrLinkLoop = errors.New("too many levels of symbolic links")
+
+// evalLinks is filepath.EvalSymlinks for an fs.ReadLinkFS.
 func evalLinks(fsys fs.ReadLinkFS, name string) (string, error) {
+	return Resolve(name, true, func(p string) (string, bool, error) {
+		st, err := fsys.Lstat(p)
+		if err != nil || st.Mode()&fs.ModeSymlink == 0 {
+			return "", false, err
+		}
+		target, err := fsys.ReadLink(p)
+		return target, err == nil, err
+	})
+}
+
+// Resolve returns the name (slash-separated, relative to the root of a file system) that name
+// leads to, following the symbolic links on the way, and the last element's when follow is
+// set, as the operating system does: link reports whether a path is a link and its target,
+// which is relative to the link's directory. A link that leaves the file system (an absolute
+// target, or one that climbs above the root) is validate.ErrOutsideTree; more than 40 links,
+// ErrLinkLoop.
+func Resolve(name string, follow bool, link func(p string) (target string, ok bool, err error)) (string, error) {
 	todo := strings.Split(name, "/")
-	var done []string
+	done := make([]string, 0, len(todo))
 	for hops := 0; len(todo) > 0; {
 		c := todo[0]
 		todo = todo[1:]
@@ -117,20 +136,18 @@ func evalLinks(fsys fs.ReadLinkFS, name string) (string, error) {
 			continue
 		}
 		done = append(done, c)
-		p := strings.Join(done, "/")
-		st, err := fsys.Lstat(p)
+		if len(todo) == 0 && !follow {
+			break
+		}
+		target, ok, err := link(strings.Join(done, "/"))
 		if err != nil {
 			return "", err
 		}
-		if st.Mode()&fs.ModeSymlink == 0 {
+		if !ok {
 			continue
 		}
 		if hops++; hops > maxLinks {
-			return "", &fs.PathError{Op: "stat", Path: name, Err: errors.New("too many levels of symbolic links")}
-		}
-		target, err := fsys.ReadLink(p)
-		if err != nil {
-			return "", err
+			return "", ErrLinkLoop
 		}
 		if path.IsAbs(target) {
 			return "", validate.ErrOutsideTree

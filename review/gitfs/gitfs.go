@@ -44,7 +44,7 @@ import (
 	"time"
 
 	"github.com/entitlements-go/entitlements/internal/safefile"
-	"github.com/entitlements-go/entitlements/validate"
+	"github.com/entitlements-go/entitlements/internal/vfs"
 )
 
 // Repo is a git repository, found from a directory inside its work tree.
@@ -509,9 +509,6 @@ func (r *Repo) stream(ctx context.Context, args []string, fn func(rec []byte)) e
 	return nil
 }
 
-// maxLinks bounds the links followed to resolve one name, as the operating system does.
-const maxLinks = 40
-
 // HasLink reports whether name, or a directory on its way, is a symbolic link of the tree:
 // its content then depends on files elsewhere in the tree, which a list of changed paths does
 // not name.
@@ -540,42 +537,14 @@ func (t *Tree) real(op, name string, follow bool) (string, error) {
 	if !t.HasLink(name) {
 		return name, nil
 	}
-	todo := strings.Split(name, "/")
-	done := make([]string, 0, len(todo))
-	for hops := 0; len(todo) > 0; {
-		c := todo[0]
-		todo = todo[1:]
-		switch c {
-		case "", ".":
-			continue
-		case "..":
-			if len(done) == 0 {
-				return "", &fs.PathError{Op: op, Path: name, Err: validate.ErrOutsideTree}
-			}
-			done = done[:len(done)-1]
-			continue
-		}
-		done = append(done, c)
-		if len(todo) == 0 && !follow {
-			break
-		}
-		target, ok := t.links[strings.Join(done, "/")]
-		if !ok {
-			continue
-		}
-		if hops++; hops > maxLinks {
-			return "", &fs.PathError{Op: op, Path: name, Err: errors.New("too many levels of symbolic links")}
-		}
-		if path.IsAbs(target) {
-			return "", &fs.PathError{Op: op, Path: name, Err: validate.ErrOutsideTree}
-		}
-		done = done[:len(done)-1]
-		todo = append(strings.Split(target, "/"), todo...)
+	real, err := vfs.Resolve(name, follow, func(p string) (string, bool, error) {
+		target, ok := t.links[p]
+		return target, ok, nil
+	})
+	if err != nil {
+		return "", &fs.PathError{Op: op, Path: name, Err: err}
 	}
-	if len(done) == 0 {
-		return ".", nil
-	}
-	return strings.Join(done, "/"), nil
+	return real, nil
 }
 
 // Commit is the commit the tree belongs to.
