@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"encoding/json"
 	"net"
 	"os"
@@ -9,6 +10,10 @@ import (
 	"strings"
 	"sync/atomic"
 	"testing"
+
+	"github.com/entitlements-go/entitlements/calc"
+	"github.com/entitlements-go/entitlements/config"
+	"github.com/entitlements-go/entitlements/people"
 )
 
 // connRecorder is a TCP listener that counts the connections made to it and closes each at
@@ -376,5 +381,34 @@ func TestDiffMergeBase(t *testing.T) {
 	}
 	if code, _, errOut := runCLI(t, "diff", "--config", "entitlements.yaml", "--base", "main...no-such-branch"); code != exitError || !strings.Contains(errOut, "no-such-branch") {
 		t.Errorf("unknown revision: exit %d\n%s", code, errOut)
+	}
+}
+
+// TestDiffSources: the output names the outside data that was read, and how.
+func TestDiffSources(t *testing.T) {
+	cfg := &config.Config{PeopleDataSource: "corp", People: map[string]*config.PeopleSource{"corp": {Name: "corp", Type: "ldap"}}}
+	opt := calc.Options{
+		People:        func(context.Context, *config.PeopleSource) ([]people.Person, error) { return nil, nil },
+		LDAPGroupsFor: func(*config.Config) (calc.LDAPGroupReader, error) { return calc.NewLDAPSnapshot(), nil },
+	}
+	var none dataUse
+	none.record(opt)
+	if got := none.sources(cfg, ""); len(got) != 0 {
+		t.Errorf("nothing read, sources %q", got)
+	}
+	var u dataUse
+	o := u.record(opt)
+	o.People(context.Background(), cfg.People["corp"])
+	rd, _ := o.LDAPGroupsFor(cfg)
+	rd.ReadLDAPGroups(context.Background(), nil)
+	want := []string{`people: read from the people source "corp" (type ldap) with the base revision's settings, the same for both revisions`,
+		"LDAP groups (ldap_group rules, MemberOfLDAPGroup filters): read from LDAP with the base revision's ldap_group settings, the same for both revisions"}
+	if got := u.sources(cfg, ""); !slices.Equal(got, want) {
+		t.Errorf("sources %q", got)
+	}
+	// No reader stays no reader (a wrapped nil would look configured).
+	opt.LDAPGroupsFor = func(*config.Config) (calc.LDAPGroupReader, error) { return nil, nil }
+	if rd, err := u.record(opt).LDAPGroupsFor(cfg); rd != nil || err != nil {
+		t.Errorf("nil reader wrapped: %v, %v", rd, err)
 	}
 }
