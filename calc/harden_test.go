@@ -250,3 +250,63 @@ func TestLDAPSnapshotOnlyRegularFiles(t *testing.T) {
 		t.Fatalf("err = %v", err)
 	}
 }
+
+// Issue 20 item 15: the people file, the manager map and the config file itself are confined
+// like group files: a symlink resolving outside the config tree (the configuration_path, the
+// config file's directory, the file's own directory) is refused unless AllowSymlinksOutside.
+func TestSymlinkConfinementOfEveryInput(t *testing.T) {
+	outside := t.TempDir()
+	for name, content := range map[string]string{"people.yaml": stdPeople, "manager-map.yaml": stdManagerMap} {
+		if err := os.WriteFile(filepath.Join(outside, name), []byte(content), 0o600); err != nil {
+			t.Fatal(err)
+		}
+	}
+	mgmt := map[string]string{"ldap-config/a/m.txt": "management = alice\n"}
+	for _, c := range []struct {
+		name string
+		link func(root string)
+	}{
+		{"people file", func(root string) {
+			os.Remove(filepath.Join(root, "people.yaml"))
+			symlink(t, filepath.Join(outside, "people.yaml"), filepath.Join(root, "people.yaml"))
+		}},
+		{"manager map", func(root string) {
+			os.Remove(filepath.Join(root, "manager-map.yaml"))
+			symlink(t, filepath.Join(outside, "manager-map.yaml"), filepath.Join(root, "manager-map.yaml"))
+		}},
+		{"config file", func(root string) {
+			data, err := os.ReadFile(filepath.Join(root, "config.yaml"))
+			if err != nil {
+				t.Fatal(err)
+			}
+			// The moved config keeps naming the tree's files absolutely.
+			text := strings.ReplaceAll(string(data), "./ldap-config", filepath.Join(root, "ldap-config"))
+			text = strings.ReplaceAll(text, "./manager-map.yaml", filepath.Join(root, "manager-map.yaml"))
+			if err := os.WriteFile(filepath.Join(outside, "config.yaml"), []byte(text), 0o600); err != nil {
+				t.Fatal(err)
+			}
+			os.Remove(filepath.Join(root, "config.yaml"))
+			symlink(t, filepath.Join(outside, "config.yaml"), filepath.Join(root, "config.yaml"))
+		}},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			_, err := loadWith(t, mgmt, c.link, Options{})
+			if err == nil || !strings.Contains(err.Error(), validate.ErrOutsideTree.Error()) {
+				t.Fatalf("err = %v, want %v", err, validate.ErrOutsideTree)
+			}
+			if _, err := loadWith(t, mgmt, c.link, Options{AllowSymlinksOutside: true}); err != nil {
+				t.Fatalf("allowed: %v", err)
+			}
+		})
+	}
+	// Links within the tree keep working.
+	_, err := loadWith(t, mgmt, func(root string) {
+		for _, f := range []string{"people.yaml", "manager-map.yaml"} {
+			os.Rename(filepath.Join(root, f), filepath.Join(root, "ldap-config", f))
+			symlink(t, filepath.Join("ldap-config", f), filepath.Join(root, f))
+		}
+	}, Options{})
+	if err != nil {
+		t.Fatalf("links inside the tree: %v", err)
+	}
+}

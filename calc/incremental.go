@@ -18,8 +18,8 @@ import (
 // chart behind one of its rules, a filter population) differs.
 //
 // The results are exactly those of a full load; only the work differs. Reuse is all or
-// nothing per input: a changed config file, another "today" or other custom methods disable
-// it entirely; a changed people file keeps the evaluated sets only when the uids are the
+// nothing per input: a changed config file (unless both loads share one Options.Config),
+// another "today" or other custom methods disable it entirely; a changed people file keeps the evaluated sets only when the uids are the
 // same (then only the org-chart rules whose subtree moved are computed again).
 type Incremental struct {
 	// Base is the earlier Repo. When Base has been calculated, unchanged groups reuse its
@@ -78,7 +78,10 @@ func (r *Repo) setupIncremental() {
 		changed = func(string) bool { return true }
 	}
 	st := &incState{base: b, changed: changed}
-	st.parse = b.cfg.File == r.cfg.File && !st.fileChanged(r, r.cfg.File) &&
+	// Definitions parsed with the same configuration are the same; a configuration loaded
+	// again is the same when its file is.
+	sameCfg := b.cfg == r.cfg || (b.cfg.File == r.cfg.File && !st.fileChanged(r, r.cfg.File))
+	st.parse = sameCfg &&
 		b.today == r.today && b.ignore == r.ignore && maps.Equal(b.methods, r.methods) &&
 		b.opt.Strict == r.opt.Strict
 	if b.result != nil && b.resultErr == nil {

@@ -197,6 +197,27 @@ func LoadFS(ctx context.Context, fsys fs.FS, path string, opt Options) (*Repo, e
 	return Load(ctx, path, opt)
 }
 
+// LoadConfig loads and validates the config file at path as Load does (environment
+// substitution through opt.Getenv, opt.Types, opt.FilterClasses, opt.FS and its WorkDir, the
+// size cap and symlink confinement), and nothing else; its warnings go to opt.OnWarning (or
+// opt.Logger). The result is what Options.Config takes.
+func LoadConfig(path string, opt Options) (*config.Config, error) {
+	opt = opt.withDefaults()
+	cfg, warns, err := loadConfig(path, opt)
+	opt.emit(warns)
+	return cfg, err
+}
+
+func loadConfig(path string, opt Options) (*config.Config, []validate.Warning, error) {
+	var classes []string
+	for k := range opt.FilterClasses {
+		classes = append(classes, k)
+	}
+	return config.Load(path, config.Options{Getenv: opt.Getenv, Types: opt.Types,
+		FilterClasses: classes, BaseDir: opt.BaseDir, MaxFileSize: opt.MaxFileSize, FS: opt.FS, WorkDir: opt.WorkDir,
+		AllowSymlinksOutside: opt.AllowSymlinksOutside})
+}
+
 func fsysOf(opt Options) vfs.FS {
 	if opt.FS == nil {
 		return vfs.OS{}
@@ -208,15 +229,14 @@ func fsysOf(opt Options) vfs.FS {
 func load(ctx context.Context, path string, opt Options) (*Repo, *validate.Collector, error) {
 	opt = opt.withDefaults()
 	start := time.Now()
-	var classes []string
-	for k := range opt.FilterClasses {
-		classes = append(classes, k)
-	}
-	cfg, warns, err := config.Load(path, config.Options{Getenv: opt.Getenv, Types: opt.Types,
-		FilterClasses: classes, BaseDir: opt.BaseDir, MaxFileSize: opt.MaxFileSize, FS: opt.FS, WorkDir: opt.WorkDir})
-	if err != nil {
-		opt.emit(warns)
-		return nil, nil, err
+	cfg := opt.Config
+	var warns []validate.Warning
+	if cfg == nil {
+		var err error
+		if cfg, warns, err = loadConfig(path, opt); err != nil {
+			opt.emit(warns)
+			return nil, nil, err
+		}
 	}
 	if opt.LDAPGroups == nil && opt.LDAPGroupsFor != nil {
 		rd, err := opt.LDAPGroupsFor(cfg)
@@ -368,7 +388,7 @@ func (r *Repo) loadPeople(ctx context.Context, c, org *validate.Collector) error
 }
 
 func (r *Repo) readManagerMap(path string) (map[string]people.Manager, error) {
-	data, err := r.fsys.ReadFile(path, safefile.Options{MaxSize: r.opt.MaxFileSize})
+	data, err := r.fsys.ReadFile(path, r.confined(filepath.Dir(path)))
 	if err != nil {
 		return nil, fmt.Errorf("manager map: %w", err)
 	}
@@ -455,7 +475,7 @@ func (r *Repo) readPeople(ctx context.Context, src *config.PeopleSource, depth i
 		}
 		path := r.peoplePath(f)
 		r.opt.Logger.Debug("reading people", "source", src.Name, "path", path)
-		data, err := r.fsys.ReadFile(path, safefile.Options{MaxSize: r.opt.MaxFileSize})
+		data, err := r.fsys.ReadFile(path, r.confined(filepath.Dir(path)))
 		if err != nil {
 			return nil, fmt.Errorf("people file: %w", err)
 		}
@@ -888,12 +908,22 @@ func (r *Repo) parseWith(g *group, scratch *parseScratch) {
 	g.def = def
 }
 
-// readGroupFile reads one group file: a regular file within the size cap that, unless
-// Options.AllowSymlinksOutside, resolves inside the config tree.
+// readGroupFile reads one group file (see confined).
 func (r *Repo) readGroupFile(g *group) ([]byte, error) {
-	o := safefile.Options{MaxSize: r.opt.MaxFileSize, Regular: g.regular}
-	if !r.opt.AllowSymlinksOutside {
-		o.Roots = []string{r.cfg.ConfigurationPath, r.cfg.Dir, g.ou.Dir}
-	}
+	o := r.confined(g.ou.Dir)
+	o.Regular = g.regular
 	return r.fsys.ReadFile(g.path, o)
+}
+
+// confined is how every file of the repository is read (group files, people data, manager
+// map): a regular file within the size cap that, unless Options.AllowSymlinksOutside,
+// resolves inside the config tree (the configuration_path, the config file's directory) or
+// the directory dir it is named in, so that a link cannot make the run read (and quote) a
+// file elsewhere on the machine.
+func (r *Repo) confined(dir string) safefile.Options {
+	o := safefile.Options{MaxSize: r.opt.MaxFileSize}
+	if !r.opt.AllowSymlinksOutside {
+		o.Roots = []string{r.cfg.ConfigurationPath, r.cfg.Dir, dir}
+	}
+	return o
 }

@@ -50,6 +50,16 @@ type Options struct {
 	Types []config.TypeSpec
 	// Getenv serves environment substitution in the config file. Default: os.LookupEnv.
 	Getenv func(string) (string, bool)
+	// Config, when set, is the configuration of the run, already loaded (LoadConfig, or
+	// another Repo's Config()): the config file at the path given to Load is not read, and
+	// only the group files, people data and manager map come from the tree. Its paths must
+	// name files of FS (or of the operating system) as they did when it was loaded, so a tree
+	// of the same layout can be calculated with another tree's configuration: `entitlements
+	// diff` calculates a pull request's head with the base revision's configuration, so that
+	// the head is data and never chooses which environment variables are read, which servers
+	// are contacted or with which credentials. The Config is only read. Default: nil, the
+	// config file is loaded.
+	Config *config.Config
 	// BaseDir is the directory error paths are relative to. Default: the working directory.
 	BaseDir string
 	// Strict also validates files that nothing uses (unreferenced files of dummy OUs), which the
@@ -73,10 +83,12 @@ type Options struct {
 	// manager map), in bytes. Default 0: safefile.DefaultMaxSize (64 MiB); negative: no cap.
 	// Only regular files are ever read: devices, FIFOs and sockets are refused.
 	MaxFileSize int64
-	// AllowSymlinksOutside lets group files be symlinks that resolve outside the config tree
-	// (the configuration_path, the config file's directory and every OU directory). Default
-	// false: such a file is refused, so that a link cannot make the run read (and quote) a
-	// file elsewhere on the machine.
+	// AllowSymlinksOutside lets the files of the repository be symlinks that resolve outside
+	// the config tree: group files, the people file and the manager map outside the
+	// configuration_path, the config file's directory and the directory they are named in; the
+	// config file outside its own directory. Default false: such a file is refused
+	// (validate.ErrOutsideTree), so that a link cannot make the run read (and quote) a file
+	// elsewhere on the machine.
 	AllowSymlinksOutside bool
 	// AllowEmptyPeople accepts a people source that yields no people. Default false: a source
 	// that suddenly returns nobody (an empty file, an LDAP base that matches nothing) would

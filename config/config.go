@@ -68,6 +68,10 @@ type Options struct {
 	FS fs.FS
 	// WorkDir is the working directory inside FS (relative paths, error paths). Default: its root.
 	WorkDir string
+	// AllowSymlinksOutside lets the config file be a symlink that resolves outside the
+	// directory it is named in. Default false: refused (validate.ErrOutsideTree), as the
+	// loaders refuse group, people and manager-map files that lead out of the config tree.
+	AllowSymlinksOutside bool
 }
 
 func (o Options) fsys() vfs.FS {
@@ -219,7 +223,11 @@ func Load(path string, opt Options) (*Config, []validate.Warning, error) {
 		base, _ = fsys.Getwd()
 	}
 	rel := RelPath(base, abs)
-	data, err := fsys.ReadFile(abs, safefile.Options{MaxSize: opt.MaxFileSize})
+	so := safefile.Options{MaxSize: opt.MaxFileSize}
+	if !opt.AllowSymlinksOutside {
+		so.Roots = []string{filepath.Dir(abs)}
+	}
+	data, err := fsys.ReadFile(abs, so)
 	if err != nil {
 		return nil, nil, &validate.Error{Path: rel, Kind: validate.KindConfig,
 			Msg: "cannot read configuration file: " + safefile.Reason(err), Err: err}

@@ -45,6 +45,12 @@ type Diff struct {
 	Groups []*GroupDiff `json:"groups"`
 	// Unexplained counts memberships left without a reason because of MaxReasons.
 	Unexplained int `json:"unexplained,omitempty"`
+	// Config is what the head changes in the configuration file, which the calculation did
+	// not apply (nil: not compared; see ConfigDiff). Set by the caller of Compare.
+	Config *ConfigDiff `json:"config,omitempty"`
+	// Sources say, one sentence each, where the data that is not in the repository came from
+	// (people read from LDAP, LDAP groups from a snapshot...). Set by the caller of Compare.
+	Sources []string `json:"sources,omitempty"`
 }
 
 // GroupDiff is one group that differs.
@@ -76,8 +82,8 @@ type MetaChange struct {
 	New any    `json:"new,omitempty"`
 }
 
-// Empty reports whether nothing changed.
-func (d *Diff) Empty() bool { return len(d.Groups) == 0 }
+// Empty reports whether nothing changed: no group, and not the configuration.
+func (d *Diff) Empty() bool { return len(d.Groups) == 0 && !d.Config.Changed() }
 
 // Compare computes what changes from base to head: groups created and deleted, members
 // added and removed (each with the reason), description and metadata changes. Mirror copies

@@ -118,7 +118,8 @@ func (d *Diff) WriteMarkdown(w io.Writer, opt MarkdownOptions) error {
 	var doc mdDoc
 	h := &doc.head
 	fmt.Fprintf(h, "### %s\n\n", mdHeading(opt.Title))
-	if d.Empty() {
+	d.writeConfigMarkdown(h)
+	if len(d.Groups) == 0 {
 		h.WriteString("No access changes: every group has the same members, description and metadata.\n")
 		return doc.write(w, opt.Limit, "groups")
 	}

@@ -12,7 +12,8 @@ import (
 // the reason. Control and bidi characters of the data are shown as escapes (termsafe).
 func (d *Diff) WriteText(w io.Writer) error {
 	ew := &errWriter{w: termsafe.NewWriter(w)}
-	if d.Empty() {
+	d.writeConfigText(ew)
+	if len(d.Groups) == 0 {
 		ew.printf("No changes: every group has the same members, description and metadata.\n")
 		return ew.err
 	}
@@ -71,8 +72,9 @@ func metaValue(v any) string {
 // DiffJSONVersion is the version of the JSON form of a Diff.
 const DiffJSONVersion = 1
 
-// WriteJSON renders the diff as indented JSON: {"version", "summary", "groups"}. C1 controls
-// and bidi characters, which encoding/json leaves raw, are written as JSON escapes.
+// WriteJSON renders the diff as indented JSON: {"version", "summary", "per_ou", "groups"},
+// and "config" and "sources" when set. C1 controls and bidi characters, which encoding/json
+// leaves raw, are written as JSON escapes.
 func (d *Diff) WriteJSON(w io.Writer) error {
 	per, total := d.Summary()
 	type sum struct {
@@ -90,7 +92,10 @@ func (d *Diff) WriteJSON(w io.Writer) error {
 		PerOU       []sum        `json:"per_ou"`
 		Groups      []*GroupDiff `json:"groups"`
 		Unexplained int          `json:"unexplained,omitempty"`
-	}{Version: DiffJSONVersion, Summary: conv(total), PerOU: []sum{}, Groups: d.Groups, Unexplained: d.Unexplained}
+		Config      *ConfigDiff  `json:"config,omitempty"`
+		Sources     []string     `json:"sources,omitempty"`
+	}{Version: DiffJSONVersion, Summary: conv(total), PerOU: []sum{}, Groups: d.Groups, Unexplained: d.Unexplained,
+		Config: d.Config, Sources: d.Sources}
 	for _, s := range per {
 		out.PerOU = append(out.PerOU, conv(s))
 	}

@@ -7,7 +7,7 @@
 //	entitlements explain  --config PATH --group OU/CN --person UID [--now ...] [--format json]
 //	entitlements plan     --config PATH [--state FILE] [--format text|json|markdown] [--out PLANFILE] [--detailed-exitcode]
 //	entitlements apply    --config PATH [--state FILE] [--yes] [PLANFILE]
-//	entitlements diff     --config PATH --base REV [--head REV] [--format text|json|markdown] [--detailed-exitcode]
+//	entitlements diff     --config PATH --base REV|A...B [--head REV] [--merge-base] [--format text|json|markdown] [--detailed-exitcode]
 //	entitlements bench    --people N [--dir DIR]
 package main
 
@@ -180,7 +180,7 @@ func (c *common) register(fs *flag.FlagSet) {
 	fs.StringVar(&c.cpuprofile, "cpuprofile", "", "write a CPU profile (pprof) of the run to this file")
 	fs.StringVar(&c.memprofile, "memprofile", "", "write an allocation profile (pprof: where the run allocated) to this file")
 	fs.BoolVar(&c.warnErrors, "warnings-as-errors", false, "exit 1 when loading produced any warning")
-	fs.BoolVar(&c.allowOutside, "allow-symlinks-outside", false, "read group files that are symlinks resolving outside the config tree (refused by default)")
+	fs.BoolVar(&c.allowOutside, "allow-symlinks-outside", false, "read group files, people data, manager map and config that are symlinks resolving outside the config tree (refused by default)")
 	fs.BoolVar(&c.allowEmptyPeople, "allow-empty-people", false, "accept a people source that yields no people (by default the run fails: every group would lose every member)")
 }
 

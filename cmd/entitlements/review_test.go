@@ -298,13 +298,16 @@ type gitRepo struct {
 	dir string
 }
 
-func newGitRepo(t *testing.T) *gitRepo {
+func newGitRepo(t *testing.T) *gitRepo { t.Helper(); return newGitRepoIn(t, "") }
+
+// newGitRepoIn is newGitRepo with the example in a subdirectory of the repository.
+func newGitRepoIn(t *testing.T, sub string) *gitRepo {
 	t.Helper()
 	if _, err := exec.LookPath("git"); err != nil {
 		t.Skip("git is not installed")
 	}
 	g := &gitRepo{t: t, dir: t.TempDir()}
-	copyTree(t, "../../examples/config", g.dir)
+	copyTree(t, "../../examples/config", filepath.Join(g.dir, sub))
 	g.git("init", "-q", "-b", "main")
 	g.commit("base")
 	return g

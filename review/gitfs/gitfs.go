@@ -9,6 +9,16 @@
 // every repository feature (alternates, partial clones, new object formats, worktrees)
 // without us tracking them, and the module gains no dependency. Library users who have no
 // git at all diff two trees with calc.LoadFS and review.Compare directly.
+//
+// Every git command runs with a fixed configuration for what it prints and what it checks
+// (no system or global configuration files, and -c overrides for the repository's settings
+// that change paths, quoting, colours or which files count as changed, or that run commands:
+// see neutralConfig), so that a setting such as diff.relative or an assume-unchanged bit can
+// never hide a change from a review.
+//
+// Symbolic links stored in a tree are followed as a checkout follows them, within the tree:
+// a link that leads outside it (an absolute target, or one with too many "..") is an error
+// wrapping validate.ErrOutsideTree, never a read of a file of the machine.
 package gitfs
 
 import (
@@ -23,6 +33,7 @@ import (
 	"hash"
 	"io"
 	"io/fs"
+	"os"
 	"os/exec"
 	"path"
 	"path/filepath"
@@ -33,6 +44,7 @@ import (
 	"time"
 
 	"github.com/entitlements-go/entitlements/internal/safefile"
+	"github.com/entitlements-go/entitlements/internal/vfs"
 )
 
 // Repo is a git repository, found from a directory inside its work tree.
@@ -47,11 +59,39 @@ type Repo struct {
 	closed  bool
 	// resolved holds the commit ids Resolve returned, which resolve to themselves.
 	resolved map[string]string
+	// args and env start every git command (see command).
+	args, env []string
+}
+
+// neutralConfig are -c overrides for every git command: the settings of the repository (or a
+// -c the caller's environment carries) that change the paths or the quoting git prints, which
+// files it reports as changed, or that make it run a command. System and global
+// configuration files are not read at all (see command).
+var neutralConfig = []string{
+	"diff.relative=false", // paths relative to the working directory, and only those below it
+	"diff.noprefix=false", // a/ b/ prefixes (not printed by --name-only, fixed all the same)
+	"diff.mnemonicPrefix=false",
+	"diff.renames=false",
+	"diff.ignoreSubmodules=none",
+	"core.quotePath=false",   // paths are read NUL-terminated, byte for byte
+	"core.ignoreStat=false",  // would mark every file assume-unchanged
+	"core.checkStat=default", // "minimal" compares fewer fields and misses edits
+	"core.trustCtime=true",
+	"core.untrackedCache=false",
+	"core.fsmonitor=false", // runs a hook command, and makes git trust its answers
+	"core.hooksPath=/dev/null",
+	"core.splitIndex=false",
+	"color.ui=false",
+	"color.diff=false",
+	"color.status=false",
+	"status.showUntrackedFiles=normal",
+	"status.relativePaths=false",
 }
 
 // Open finds the repository that contains dir.
 func Open(ctx context.Context, dir string) (*Repo, error) {
 	r := &Repo{dir: dir}
+	r.args, r.env = neutral(ctx, dir)
 	out, err := r.git(ctx, "rev-parse", "--show-toplevel", "--show-prefix")
 	if err != nil {
 		return nil, fmt.Errorf("not inside a git work tree: %w", err)
@@ -84,9 +124,50 @@ func (r *Repo) Close() {
 	}
 }
 
-func (r *Repo) git(ctx context.Context, args ...string) ([]byte, error) {
-	cmd := exec.CommandContext(ctx, "git", args...)
+// neutral returns the arguments and the environment that every git command of a Repo starts
+// with: no system or global configuration, no -c from the caller's environment, the
+// overrides of neutralConfig. The user's safe.directory entries are the one setting carried
+// over (they are in the global or system configuration, and a repository owned by another
+// user, as in many CI containers, cannot be read without them).
+func neutral(ctx context.Context, dir string) (args, env []string) {
+	for _, c := range neutralConfig {
+		args = append(args, "-c", c)
+	}
+	cmd := exec.CommandContext(ctx, "git", "config", "--show-scope", "--get-all", "safe.directory")
+	cmd.Dir = dir
+	if out, err := cmd.Output(); err == nil {
+		for _, line := range strings.Split(string(out), "\n") {
+			scope, v, ok := strings.Cut(line, "\t")
+			if ok && scope != "local" && scope != "worktree" {
+				args = append(args, "-c", "safe.directory="+v)
+			}
+		}
+	}
+	for _, kv := range os.Environ() {
+		k, _, _ := strings.Cut(kv, "=")
+		switch {
+		case k == "GIT_CONFIG_PARAMETERS", k == "GIT_CONFIG_COUNT", k == "GIT_CONFIG",
+			k == "GIT_CONFIG_SYSTEM", k == "GIT_CONFIG_GLOBAL", k == "GIT_CONFIG_NOSYSTEM",
+			k == "GIT_EXTERNAL_DIFF", k == "GIT_DIFF_OPTS",
+			strings.HasPrefix(k, "GIT_CONFIG_KEY_"), strings.HasPrefix(k, "GIT_CONFIG_VALUE_"):
+			continue
+		}
+		env = append(env, kv)
+	}
+	env = append(env, "GIT_CONFIG_NOSYSTEM=1", "GIT_CONFIG_GLOBAL="+os.DevNull)
+	return args, env
+}
+
+// command is a git command in the repository with the neutral configuration.
+func (r *Repo) command(ctx context.Context, args ...string) *exec.Cmd {
+	cmd := exec.CommandContext(ctx, "git", append(slices.Clip(r.args), args...)...)
 	cmd.Dir = r.dir
+	cmd.Env = r.env
+	return cmd
+}
+
+func (r *Repo) git(ctx context.Context, args ...string) ([]byte, error) {
+	cmd := r.command(ctx, args...)
 	var stderr bytes.Buffer
 	cmd.Stderr = &stderr
 	out, err := cmd.Output()
@@ -129,9 +210,10 @@ func (r *Repo) Resolve(ctx context.Context, rev string) (string, error) {
 
 // Revision names the state of the work tree around the directory Open was given: the
 // commit checked out, with "+dirty" appended when files under that directory differ from it
-// (staged, unstaged or untracked and not ignored). A saved plan records it so that a reviewer
-// can tell which commit the plan was made from; the content digests, not this name, decide
-// whether the plan still applies.
+// (staged, unstaged or untracked and not ignored, and files git is told not to check, whose
+// content is compared here). A saved plan records it so that a reviewer can tell which commit
+// the plan was made from; the content digests, not this name, decide whether the plan still
+// applies.
 func (r *Repo) Revision(ctx context.Context) (string, error) {
 	commit, err := r.Resolve(ctx, "HEAD")
 	if err != nil {
@@ -141,17 +223,54 @@ func (r *Repo) Revision(ctx context.Context) (string, error) {
 	if err != nil {
 		return "", err
 	}
-	if len(bytes.TrimSpace(out)) > 0 {
+	dirty := len(bytes.TrimSpace(out)) > 0
+	if !dirty {
+		fl, err := r.unchecked(ctx)
+		if err != nil {
+			return "", err
+		}
+		for _, f := range fl {
+			if (r.prefix == "" || strings.HasPrefix(f.path, r.prefix+"/")) && !r.sameOnDisk(f) {
+				dirty = true
+				break
+			}
+		}
+	}
+	if dirty {
 		commit += "+dirty"
 	}
 	return commit, nil
 }
 
+// MergeBase returns the best common ancestor of two revisions (as `git merge-base`): the
+// commit a pull request's branch was made from, which is what its changes are to be compared
+// against (comparing with the tip of the target branch shows that branch's later changes as
+// reverted).
+func (r *Repo) MergeBase(ctx context.Context, a, b string) (string, error) {
+	ca, err := r.Resolve(ctx, a)
+	if err != nil {
+		return "", err
+	}
+	cb, err := r.Resolve(ctx, b)
+	if err != nil {
+		return "", err
+	}
+	out, err := r.git(ctx, "merge-base", ca, cb)
+	if err != nil || len(bytes.TrimSpace(out)) == 0 {
+		if err == nil {
+			err = errors.New("no output")
+		}
+		return "", fmt.Errorf("%s and %s have no common ancestor: %w", a, b, err)
+	}
+	return strings.TrimSpace(string(out)), nil
+}
+
 // Changed lists the files (slash-separated, relative to Top) that differ between the
 // commits base and head, or between base and the work tree when head is "" (staged and
-// unstaged changes, and untracked files that are not ignored).
+// unstaged changes, untracked files that are not ignored, and every file whose work-tree
+// state git is told not to check: assume-unchanged and skip-worktree entries).
 func (r *Repo) Changed(ctx context.Context, base, head string) ([]string, error) {
-	args := []string{"diff", "--name-only", "-z", "--no-renames", "--no-ext-diff", base}
+	args := []string{"diff", "--name-only", "-z", "--no-renames", "--no-ext-diff", "--no-textconv", "--no-relative", base}
 	if head != "" {
 		args = append(args, head)
 	}
@@ -166,9 +285,61 @@ func (r *Repo) Changed(ctx context.Context, base, head string) ([]string, error)
 			return nil, err
 		}
 		names = append(names, splitZ(out)...)
+		// git compares these with nothing: they are reported as changed (which only makes
+		// the diff read them), whatever their content.
+		fl, err := r.unchecked(ctx)
+		if err != nil {
+			return nil, err
+		}
+		for _, f := range fl {
+			names = append(names, f.path)
+		}
 	}
 	slices.Sort(names)
 	return slices.Compact(names), nil
+}
+
+// indexEntry is a file of the index.
+type indexEntry struct {
+	path, oid string
+	mode      string
+	// skip: the skip-worktree bit (the file may be absent from the work tree).
+	skip bool
+}
+
+// unchecked lists the index entries whose work-tree state git does not look at: files marked
+// assume-unchanged (a lower-case tag in `ls-files -v`) or skip-worktree (tag S).
+func (r *Repo) unchecked(ctx context.Context) ([]indexEntry, error) {
+	var out []indexEntry
+	err := r.stream(ctx, []string{"ls-files", "-v", "-s", "-z", "--full-name", ":/"}, func(rec []byte) {
+		// <tag> SP <mode> SP <object> SP <stage> TAB <path>
+		if len(rec) < 2 || rec[1] != ' ' {
+			return
+		}
+		tag := rec[0]
+		if !(tag >= 'a' && tag <= 'z') && tag != 'S' {
+			return
+		}
+		meta, name, ok := bytes.Cut(rec[2:], []byte("\t"))
+		if !ok {
+			return
+		}
+		f := strings.Fields(string(meta))
+		if len(f) != 3 {
+			return
+		}
+		out = append(out, indexEntry{path: string(name), mode: f[0], oid: f[1], skip: tag == 'S' || tag == 's'})
+	})
+	return out, err
+}
+
+// sameOnDisk reports whether the work tree holds the index's content for e.
+func (r *Repo) sameOnDisk(e indexEntry) bool {
+	if e.mode != "100644" && e.mode != "100755" {
+		return false
+	}
+	data, err := safefile.Read(filepath.Join(r.top, filepath.FromSlash(e.path)), safefile.Options{})
+	return err == nil && blobID(data, len(e.oid)) == e.oid
 }
 
 func splitZ(b []byte) []string {
@@ -181,14 +352,17 @@ func splitZ(b []byte) []string {
 	return out
 }
 
-// Tree is the tree of one commit as an fs.FS (also fs.ReadFileFS, fs.ReadDirFS and
-// fs.StatFS). Files are read from git objects on first use, or all at once by Prefetch.
-// Symbolic links and submodules are left out. It is safe for concurrent use.
+// Tree is the tree of one commit as an fs.FS (also fs.ReadFileFS, fs.ReadDirFS, fs.StatFS
+// and fs.ReadLinkFS). Files are read from git objects on first use, or all at once by
+// Prefetch. Symbolic links are followed within the tree (see the package documentation);
+// submodules are left out. It is safe for concurrent use.
 type Tree struct {
 	repo   *Repo
 	commit string
 	files  map[string]*entry
 	dirs   map[string][]dirEntry
+	// links are the symbolic links of the tree: path → target as stored.
+	links map[string]string
 
 	mu sync.Mutex
 }
@@ -214,6 +388,7 @@ func (r *Repo) Tree(ctx context.Context, rev string) (*Tree, error) {
 	var slab []entry
 	var names []string
 	var ents []*entry
+	linkOIDs := map[string]string{}
 	var addDir func(d string)
 	addDir = func(d string) {
 		if _, seen := t.dirs[d]; seen {
@@ -235,20 +410,29 @@ func (r *Repo) Tree(ctx context.Context, rev string) (*Tree, error) {
 		mode, meta, _ := bytes.Cut(meta, []byte(" "))
 		typ, meta, _ := bytes.Cut(meta, []byte(" "))
 		oid, meta, _ := bytes.Cut(meta, []byte(" "))
-		if string(typ) != "blob" || (string(mode) != "100644" && string(mode) != "100755") {
+		if string(typ) != "blob" {
 			return
 		}
-		size, _ := strconv.ParseInt(string(bytes.TrimLeft(meta, " ")), 10, 64)
-		if len(slab) == 0 {
-			slab = make([]entry, 1024)
-		}
-		e := &slab[0]
-		slab = slab[1:]
 		d, base := path.Split(name)
 		d = strings.TrimSuffix(d, "/")
 		if d == "" {
 			d = "."
 		}
+		size, _ := strconv.ParseInt(string(bytes.TrimLeft(meta, " ")), 10, 64)
+		if string(mode) == "120000" {
+			linkOIDs[name] = string(oid)
+			addDir(d)
+			t.dirs[d] = append(t.dirs[d], dirEntry{name: base, size: size, link: true})
+			return
+		}
+		if string(mode) != "100644" && string(mode) != "100755" {
+			return
+		}
+		if len(slab) == 0 {
+			slab = make([]entry, 1024)
+		}
+		e := &slab[0]
+		slab = slab[1:]
 		*e = entry{name: base, oid: string(oid), size: size}
 		names = append(names, name)
 		ents = append(ents, e)
@@ -263,6 +447,17 @@ func (r *Repo) Tree(ctx context.Context, rev string) (*Tree, error) {
 	t.files = make(map[string]*entry, len(names))
 	for i, n := range names {
 		t.files[n] = ents[i]
+	}
+	if len(linkOIDs) > 0 {
+		// A link's target is the content of its blob: few, small, read now.
+		t.links = make(map[string]string, len(linkOIDs))
+		for n, oid := range linkOIDs {
+			target, err := r.readBlob(oid)
+			if err != nil {
+				return nil, fmt.Errorf("reading the symbolic link %s: %w", n, err)
+			}
+			t.links[n] = string(target)
+		}
 	}
 	for d, ents := range t.dirs {
 		// Git lists a directory's files in its own order (a subdirectory sorts as "name/"),
@@ -279,8 +474,7 @@ func compareEntries(a, b dirEntry) int { return strings.Compare(a.name, b.name) 
 
 // stream runs git and calls fn with each NUL-terminated record of its output.
 func (r *Repo) stream(ctx context.Context, args []string, fn func(rec []byte)) error {
-	cmd := exec.CommandContext(ctx, "git", args...)
-	cmd.Dir = r.dir
+	cmd := r.command(ctx, args...)
 	var stderr bytes.Buffer
 	cmd.Stderr = &stderr
 	stdout, err := cmd.StdoutPipe()
@@ -313,6 +507,44 @@ func (r *Repo) stream(ctx context.Context, args []string, fn func(rec []byte)) e
 		return fmt.Errorf("git %s: %s", args[0], msg)
 	}
 	return nil
+}
+
+// HasLink reports whether name, or a directory on its way, is a symbolic link of the tree:
+// its content then depends on files elsewhere in the tree, which a list of changed paths does
+// not name.
+func (t *Tree) HasLink(name string) bool {
+	if len(t.links) == 0 {
+		return false
+	}
+	for i := 0; i <= len(name); i++ {
+		if i == len(name) || name[i] == '/' {
+			if _, ok := t.links[name[:i]]; ok {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// real returns the path of the tree that name leads to, following the links on the way (and
+// the last element's when follow is set) as the operating system does: a link's target is
+// relative to its directory; an absolute target, or one that climbs above the root, leaves the
+// tree and is refused.
+func (t *Tree) real(op, name string, follow bool) (string, error) {
+	if !fs.ValidPath(name) {
+		return "", &fs.PathError{Op: op, Path: name, Err: fs.ErrInvalid}
+	}
+	if !t.HasLink(name) {
+		return name, nil
+	}
+	real, err := vfs.Resolve(name, follow, func(p string) (string, bool, error) {
+		target, ok := t.links[p]
+		return target, ok, nil
+	})
+	if err != nil {
+		return "", &fs.PathError{Op: op, Path: name, Err: err}
+	}
+	return real, nil
 }
 
 // Commit is the commit the tree belongs to.
@@ -357,6 +589,12 @@ func (t *Tree) ReadAhead(names []string) {
 	t.mu.Lock()
 	var want []*entry
 	for _, n := range names {
+		if len(t.links) > 0 {
+			var err error
+			if n, err = t.real("read", n, true); err != nil {
+				continue
+			}
+		}
 		if e := t.files[n]; e != nil && !e.read && e.ready == nil {
 			e.ready = make(chan struct{})
 			want = append(want, e)
@@ -409,8 +647,7 @@ func (t *Tree) release(es []*entry) {
 
 // startCatFile starts a `git cat-file --batch` that Close stops.
 func (r *Repo) startCatFile(ctx context.Context) (*exec.Cmd, io.WriteCloser, io.ReadCloser, error) {
-	cmd := exec.CommandContext(ctx, "git", "cat-file", "--batch")
-	cmd.Dir = r.dir
+	cmd := r.command(ctx, "cat-file", "--batch")
 	stdin, err := cmd.StdinPipe()
 	if err != nil {
 		return nil, nil, nil, err
@@ -481,8 +718,7 @@ func (r *Repo) readBlob(oid string) ([]byte, error) {
 	}
 	if r.batch == nil {
 		// Not bound to a request's context: the process serves every lazy read until Close.
-		cmd := exec.Command("git", "cat-file", "--batch")
-		cmd.Dir = r.dir
+		cmd := r.command(context.Background(), "cat-file", "--batch")
 		stdin, err := cmd.StdinPipe()
 		if err != nil {
 			return nil, err
@@ -511,14 +747,15 @@ func (r *Repo) readBlob(oid string) ([]byte, error) {
 
 // ReadFile implements fs.ReadFileFS.
 func (t *Tree) ReadFile(name string) ([]byte, error) {
-	if !fs.ValidPath(name) {
-		return nil, &fs.PathError{Op: "read", Path: name, Err: fs.ErrInvalid}
+	real, err := t.real("read", name, true)
+	if err != nil {
+		return nil, err
 	}
 	t.mu.Lock()
-	e := t.files[name]
+	e := t.files[real]
 	if e == nil {
 		t.mu.Unlock()
-		if _, ok := t.dirs[name]; ok {
+		if _, ok := t.dirs[real]; ok {
 			return nil, &fs.PathError{Op: "read", Path: name, Err: errors.New("is a directory")}
 		}
 		return nil, &fs.PathError{Op: "read", Path: name, Err: fs.ErrNotExist}
@@ -544,12 +781,14 @@ func (t *Tree) ReadFile(name string) ([]byte, error) {
 	return slices.Clone(data), nil
 }
 
-// ReadDir implements fs.ReadDirFS.
+// ReadDir implements fs.ReadDirFS. Links are listed as links (Type fs.ModeSymlink), as
+// os.ReadDir lists them.
 func (t *Tree) ReadDir(name string) ([]fs.DirEntry, error) {
-	if !fs.ValidPath(name) {
-		return nil, &fs.PathError{Op: "readdir", Path: name, Err: fs.ErrInvalid}
+	real, err := t.real("readdir", name, true)
+	if err != nil {
+		return nil, err
 	}
-	ents, ok := t.dirs[name]
+	ents, ok := t.dirs[real]
 	if !ok {
 		return nil, &fs.PathError{Op: "readdir", Path: name, Err: fs.ErrNotExist}
 	}
@@ -560,18 +799,43 @@ func (t *Tree) ReadDir(name string) ([]fs.DirEntry, error) {
 	return out, nil
 }
 
-// Stat implements fs.StatFS.
+// Stat implements fs.StatFS; it follows links.
 func (t *Tree) Stat(name string) (fs.FileInfo, error) {
-	if !fs.ValidPath(name) {
-		return nil, &fs.PathError{Op: "stat", Path: name, Err: fs.ErrInvalid}
+	real, err := t.real("stat", name, true)
+	if err != nil {
+		return nil, err
 	}
-	if e := t.files[name]; e != nil {
-		return dirEntry{name: e.name, size: e.size}, nil
+	if e := t.files[real]; e != nil {
+		return dirEntry{name: path.Base(name), size: e.size}, nil
 	}
-	if _, ok := t.dirs[name]; ok {
+	if _, ok := t.dirs[real]; ok {
 		return dirEntry{name: path.Base(name), dir: true}, nil
 	}
 	return nil, &fs.PathError{Op: "stat", Path: name, Err: fs.ErrNotExist}
+}
+
+// Lstat implements fs.ReadLinkFS: Stat that does not follow a link in the last element.
+func (t *Tree) Lstat(name string) (fs.FileInfo, error) {
+	real, err := t.real("lstat", name, false)
+	if err != nil {
+		return nil, err
+	}
+	if target, ok := t.links[real]; ok {
+		return dirEntry{name: path.Base(name), size: int64(len(target)), link: true}, nil
+	}
+	return t.Stat(real)
+}
+
+// ReadLink implements fs.ReadLinkFS: the target of a link, as stored.
+func (t *Tree) ReadLink(name string) (string, error) {
+	real, err := t.real("readlink", name, false)
+	if err != nil {
+		return "", err
+	}
+	if target, ok := t.links[real]; ok {
+		return target, nil
+	}
+	return "", &fs.PathError{Op: "readlink", Path: name, Err: fs.ErrInvalid}
 }
 
 // Open implements fs.FS.
@@ -595,21 +859,20 @@ type dirEntry struct {
 	name string
 	size int64
 	dir  bool
+	link bool
 }
 
-func (d dirEntry) Name() string { return d.name }
-func (d dirEntry) IsDir() bool  { return d.dir }
-func (d dirEntry) Type() fs.FileMode {
-	if d.dir {
-		return fs.ModeDir
-	}
-	return 0
-}
+func (d dirEntry) Name() string               { return d.name }
+func (d dirEntry) IsDir() bool                { return d.dir }
+func (d dirEntry) Type() fs.FileMode          { return d.Mode().Type() }
 func (d dirEntry) Info() (fs.FileInfo, error) { return d, nil }
 func (d dirEntry) Size() int64                { return d.size }
 func (d dirEntry) Mode() fs.FileMode {
-	if d.dir {
+	switch {
+	case d.dir:
 		return fs.ModeDir | 0o555
+	case d.link:
+		return fs.ModeSymlink | 0o777
 	}
 	return 0o444
 }
@@ -659,19 +922,22 @@ func (t *Tree) FromWorkTree() fs.FS { return &workTree{Tree: t} }
 type workTree struct{ *Tree }
 
 func (w *workTree) ReadFile(name string) ([]byte, error) {
-	if !fs.ValidPath(name) {
-		return nil, &fs.PathError{Op: "read", Path: name, Err: fs.ErrInvalid}
+	real, err := w.real("read", name, true)
+	if err != nil {
+		return nil, err
 	}
 	w.mu.Lock()
-	e := w.files[name]
+	e := w.files[real]
 	w.mu.Unlock()
 	if e != nil {
-		data, err := safefile.Read(filepath.Join(w.repo.top, filepath.FromSlash(name)), safefile.Options{MaxSize: max(e.size, 1)})
+		// The file the tree's links lead to, read by its own path: the work tree's links are
+		// not the tree's.
+		data, err := safefile.Read(filepath.Join(w.repo.top, filepath.FromSlash(real)), safefile.Options{MaxSize: max(e.size, 1)})
 		if err == nil && int64(len(data)) == e.size && blobID(data, len(e.oid)) == e.oid {
 			return data, nil
 		}
 	}
-	return w.Tree.ReadFile(name)
+	return w.Tree.ReadFile(real)
 }
 
 // ReadAhead does nothing: the files are expected on disk, and git is asked only for the few

@@ -2,6 +2,7 @@ package gitfs
 
 import (
 	"context"
+	"errors"
 	"io/fs"
 	"os"
 	"os/exec"
@@ -10,6 +11,8 @@ import (
 	"strconv"
 	"testing"
 	"testing/fstest"
+
+	"github.com/entitlements-go/entitlements/validate"
 )
 
 func gitRepo(t *testing.T) (string, func(args ...string)) {
@@ -73,8 +76,9 @@ func TestTreeIsAnFS(t *testing.T) {
 	if err := fstest.TestFS(tree, "a.txt", "groups/teams/sre.txt"); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := tree.Stat("link"); err == nil {
-		t.Error("symbolic links are served")
+	// Links are followed within the tree, as a checkout follows them (see TestSymlinks).
+	if b, err := tree.ReadFile("link"); err != nil || string(b) != "alpha\n" {
+		t.Errorf("link = %q, %v", b, err)
 	}
 
 	// The work tree changes after the commit: Changed sees staged, unstaged and untracked
@@ -228,5 +232,206 @@ func TestFromWorkTree(t *testing.T) {
 	}
 	if b, err := fs.ReadFile(wt, "b.txt"); err == nil {
 		t.Errorf("edited b.txt read after Close: %q", b)
+	}
+}
+
+// TestSymlinks: links stored in the tree (mode 120000) are followed the way a checkout
+// follows them, within the tree: to a file, to a directory, through a chain; a link that
+// leaves the tree, an absolute one, a dangling one and a loop are errors, never a read of
+// the machine's files.
+func TestSymlinks(t *testing.T) {
+	dir, git := gitRepo(t)
+	write(t, dir, "docs/notes.txt", "username = mallory\n")
+	write(t, dir, "shared/apps/wiki.txt", "username = bob\n")
+	write(t, dir, "groups/teams/sre.txt", "username = alice\n")
+	links := map[string]string{
+		"groups/apps":               "../shared/apps",
+		"groups/teams/backdoor.txt": "../../docs/notes.txt",
+		"groups/teams/chain.txt":    "backdoor.txt",
+		"groups/teams/escape.txt":   "../../../outside.txt",
+		"groups/teams/abs.txt":      "/etc/hostname",
+		"groups/teams/dangling.txt": "nothing-here.txt",
+		"groups/teams/loop1.txt":    "loop2.txt",
+		"groups/teams/loop2.txt":    "loop1.txt",
+	}
+	for p, target := range links {
+		if err := os.Symlink(target, filepath.Join(dir, p)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	git("add", "-A")
+	git("commit", "-qm", "one")
+	ctx := context.Background()
+	r, err := Open(ctx, dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer r.Close()
+	tree, err := r.Tree(ctx, "HEAD")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []struct {
+		name, want string
+		err        error
+	}{
+		{"groups/teams/backdoor.txt", "username = mallory\n", nil},
+		{"groups/teams/chain.txt", "username = mallory\n", nil},
+		{"groups/apps/wiki.txt", "username = bob\n", nil},
+		{"groups/teams/escape.txt", "", validate.ErrOutsideTree},
+		{"groups/teams/abs.txt", "", validate.ErrOutsideTree},
+		{"groups/teams/dangling.txt", "", fs.ErrNotExist},
+		{"groups/teams/loop1.txt", "", nil},
+	} {
+		b, err := fs.ReadFile(tree, c.name)
+		switch {
+		case c.want != "" && (err != nil || string(b) != c.want):
+			t.Errorf("%s = %q, %v; want %q", c.name, b, err, c.want)
+		case c.want == "" && err == nil:
+			t.Errorf("%s read: %q", c.name, b)
+		case c.err != nil && !errors.Is(err, c.err):
+			t.Errorf("%s: %v, want %v", c.name, err, c.err)
+		}
+	}
+	// The listing shows links as links (as os.ReadDir does); Stat follows them, Lstat and
+	// ReadLink do not.
+	ents, err := fs.ReadDir(tree, "groups")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var apps fs.DirEntry
+	for _, e := range ents {
+		if e.Name() == "apps" {
+			apps = e
+		}
+	}
+	if apps == nil || apps.Type() != fs.ModeSymlink || apps.IsDir() {
+		t.Errorf("groups/apps listed as %v", apps)
+	}
+	if st, err := fs.Stat(tree, "groups/apps"); err != nil || !st.IsDir() {
+		t.Errorf("stat groups/apps: %v, %v", st, err)
+	}
+	if st, err := fs.Lstat(tree, "groups/apps"); err != nil || st.Mode()&fs.ModeSymlink == 0 {
+		t.Errorf("lstat groups/apps: %v, %v", st, err)
+	}
+	if target, err := fs.ReadLink(tree, "groups/teams/chain.txt"); err != nil || target != "backdoor.txt" {
+		t.Errorf("readlink = %q, %v", target, err)
+	}
+	if names, err := fs.Glob(tree, "groups/apps/*.txt"); err != nil || !slices.Equal(names, []string{"groups/apps/wiki.txt"}) {
+		t.Errorf("glob through a linked directory: %v, %v", names, err)
+	}
+	for p, want := range map[string]bool{"groups/apps/wiki.txt": true, "groups/teams/chain.txt": true,
+		"groups/teams/sre.txt": false, "shared/apps/wiki.txt": false, "groups": false} {
+		if got := tree.HasLink(p); got != want {
+			t.Errorf("HasLink(%s) = %v", p, got)
+		}
+	}
+	// Read from the work tree, the links give the same content (the files they lead to are
+	// the commit's).
+	if b, err := fs.ReadFile(tree.FromWorkTree(), "groups/teams/backdoor.txt"); err != nil || string(b) != "username = mallory\n" {
+		t.Errorf("work tree: %q, %v", b, err)
+	}
+	// Without the links that cannot be opened, the tree passes the io/fs checks (which read
+	// every entry).
+	for _, p := range []string{"escape", "abs", "dangling", "loop1", "loop2"} {
+		git("rm", "-q", "groups/teams/"+p+".txt")
+	}
+	git("commit", "-qm", "two")
+	tree, err = r.Tree(ctx, "HEAD")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := fstest.TestFS(tree, "groups/teams/backdoor.txt", "groups/teams/chain.txt", "docs/notes.txt"); err != nil {
+		t.Error(err)
+	}
+}
+
+// TestNeutralGitConfig: settings of the repository or the user that change what git prints
+// or which files it reports (diff.relative, assume-unchanged and skip-worktree bits,
+// core.ignoreStat, a global excludes file) do not hide a change.
+func TestNeutralGitConfig(t *testing.T) {
+	dir, git := gitRepo(t)
+	write(t, dir, "config/groups/a.txt", "username = a\n")
+	write(t, dir, "config/groups/b.txt", "username = b\n")
+	write(t, dir, "config/groups/c.txt", "username = c\n")
+	write(t, dir, "config/groups/d.txt", "username = d\n")
+	git("add", "-A")
+	git("commit", "-qm", "one")
+	git("config", "diff.relative", "true")
+	git("config", "diff.noprefix", "true")
+	git("config", "core.quotePath", "true")
+	git("config", "color.ui", "always")
+	git("update-index", "--assume-unchanged", "config/groups/b.txt")
+	git("update-index", "--skip-worktree", "config/groups/c.txt")
+	write(t, dir, "config/groups/a.txt", "username = A\n")
+	write(t, dir, "config/groups/b.txt", "username = B\n")
+	write(t, dir, "config/groups/c.txt", "username = C\n")
+	write(t, dir, "config/groups/é.txt", "username = e\n")
+	ctx := context.Background()
+	r, err := Open(ctx, filepath.Join(dir, "config"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer r.Close()
+	got, err := r.Changed(ctx, "HEAD", "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []string{"config/groups/a.txt", "config/groups/b.txt", "config/groups/c.txt", "config/groups/é.txt"}
+	if !slices.Equal(got, want) {
+		t.Errorf("changed %q, want %q", got, want)
+	}
+	git("commit", "-qam", "two")
+	got, err = r.Changed(ctx, "HEAD~1", "HEAD")
+	if err != nil || !slices.Equal(got, []string{"config/groups/a.txt"}) {
+		t.Errorf("changed between commits %q, %v", got, err)
+	}
+	// The bits hide a modified file from `git status` too: the revision is still dirty.
+	git("update-index", "--no-assume-unchanged", "config/groups/b.txt")
+	git("update-index", "--no-skip-worktree", "config/groups/c.txt")
+	git("reset", "-q", "--hard")
+	os.Remove(filepath.Join(dir, "config/groups/é.txt"))
+	git("update-index", "--assume-unchanged", "config/groups/d.txt")
+	head, _ := r.Resolve(ctx, "HEAD")
+	if rev, err := r.Revision(ctx); err != nil || rev != head {
+		t.Fatalf("clean: %q, %v", rev, err)
+	}
+	write(t, dir, "config/groups/d.txt", "username = D\n")
+	if rev, err := r.Revision(ctx); err != nil || rev != head+"+dirty" {
+		t.Errorf("assume-unchanged file edited: revision %q, %v", rev, err)
+	}
+}
+
+// TestMergeBase: the commit two branches last shared.
+func TestMergeBase(t *testing.T) {
+	dir, git := gitRepo(t)
+	write(t, dir, "a.txt", "a\n")
+	git("add", "-A")
+	git("commit", "-qm", "fork point")
+	git("branch", "feature")
+	write(t, dir, "b.txt", "b\n")
+	git("add", "-A")
+	git("commit", "-qm", "main moves on")
+	git("checkout", "-q", "feature")
+	write(t, dir, "c.txt", "c\n")
+	git("add", "-A")
+	git("commit", "-qm", "feature work")
+	ctx := context.Background()
+	r, err := Open(ctx, dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer r.Close()
+	want, _ := r.Resolve(ctx, "main~1")
+	if got, err := r.MergeBase(ctx, "main", "feature"); err != nil || got != want {
+		t.Errorf("MergeBase = %q, %v; want %q", got, err, want)
+	}
+	if _, err := r.MergeBase(ctx, "main", "--all"); err == nil {
+		t.Error("an option was accepted as a revision")
+	}
+	git("checkout", "-q", "--orphan", "lonely")
+	git("commit", "-qm", "unrelated")
+	if _, err := r.MergeBase(ctx, "main", "lonely"); err == nil {
+		t.Error("unrelated histories have a merge base")
 	}
 }
