@@ -76,7 +76,7 @@ func (s *session) graphql(ctx context.Context, query string, vars map[string]any
 			}
 			hdr = resp.Header
 			if resp.StatusCode != http.StatusOK {
-				return fmt.Errorf("GraphQL answered HTTP %d: %s", resp.StatusCode, snippet(b))
+				return s.h.addrHint(fmt.Errorf("GraphQL answered HTTP %d: %s", resp.StatusCode, snippet(b)), resp.StatusCode)
 			}
 			if err := json.Unmarshal(b, &out); err != nil {
 				return fmt.Errorf("GraphQL answer is not JSON: %w (%s)", err, snippet(b))
