@@ -398,10 +398,9 @@ func (s *session) listTeamSlugs(ctx context.Context, org string) ([]string, erro
 type orgState struct {
 	mu      sync.Mutex
 	roles   map[string]string // lower login → admin|member (active members)
-	logins  map[string]string // lower login → login as GitHub spells it
 	pending map[string]bool   // lower login → pending invitation
-	// viewer is the token's own login (GraphQL viewer, read with the member count): a user,
-	// or an app installation's bot ("<app>[bot]").
+	// viewer is the token's own login, lower case (GraphQL viewer, read with the member
+	// count): a user, or an app installation's bot ("<app>[bot]").
 	viewer string
 }
 
@@ -433,7 +432,6 @@ func (o *orgState) set(login, role, state string) {
 	o.mu.Lock()
 	defer o.mu.Unlock()
 	k := strings.ToLower(login)
-	o.logins[k] = login
 	if state == "pending" {
 		delete(o.roles, k)
 		o.pending[k] = true
@@ -561,18 +559,18 @@ func (s *session) readOrgOnce(ctx context.Context, org string, ghes, sequential 
 	if err != nil {
 		return nil, "", err
 	}
-	st = &orgState{roles: map[string]string{}, logins: map[string]string{}, pending: map[string]bool{}, viewer: viewer}
+	// Logins are kept in lower case: the provider compares and sends them so (Ruby parity).
+	st = &orgState{roles: map[string]string{}, pending: map[string]bool{}, viewer: strings.ToLower(viewer)}
 	var both []string
 	for _, l := range members {
-		k := strings.ToLower(l)
-		st.logins[k], st.roles[k] = l, "member"
+		st.roles[strings.ToLower(l)] = "member"
 	}
 	for _, l := range admins {
 		k := strings.ToLower(l)
 		if st.roles[k] == "member" {
 			both = append(both, l)
 		}
-		st.logins[k], st.roles[k] = l, "admin"
+		st.roles[k] = "admin"
 	}
 	switch {
 	case before != after:
@@ -584,7 +582,7 @@ func (s *session) readOrgOnce(ctx context.Context, org string, ghes, sequential 
 	}
 	for _, l := range pending {
 		if k := strings.ToLower(l); st.roles[k] == "" {
-			st.logins[k], st.pending[k] = l, true
+			st.pending[k] = true
 		}
 	}
 	return st, "", nil

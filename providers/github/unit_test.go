@@ -251,7 +251,7 @@ func TestPlannedTeamRemovalIsSentWhateverTheOrgSnapshotSays(t *testing.T) {
 	f.SetMember("acme", "frank", "member")
 	f.AddTeam("acme", fakegithub.TeamSpec{Name: "eng", Members: []string{"alice", "frank"}})
 	p := teamProvider(t, f)
-	p.st = &orgState{roles: map[string]string{"alice": "member"}, logins: map[string]string{"alice": "alice"}, pending: map[string]bool{}}
+	p.st = &orgState{roles: map[string]string{"alice": "member"}, pending: map[string]bool{}}
 	cur := &providers.Group{DN: "cn=eng,ou=teams,dc=example,dc=net", CN: "eng", Members: []string{"alice", "frank"}}
 	des := &providers.Group{DN: cur.DN, CN: "eng", Members: []string{"alice"}, Attrs: map[string][]string{}}
 	c := &providers.Change{Kind: providers.UpdateGroup, DN: cur.DN, Desired: des, Current: cur, Remove: []string{"frank"},
@@ -279,8 +279,7 @@ func TestInvalidLoginNeverReachesATeamPath(t *testing.T) {
 	f.AddTeam("acme", fakegithub.TeamSpec{Name: "eng", Members: []string{"alice"}})
 	p := teamProvider(t, f)
 	evil := "../../../orgs/acme/teams/eng"
-	p.st = &orgState{roles: map[string]string{"alice": "member", strings.ToLower(evil): "member"},
-		logins: map[string]string{}, pending: map[string]bool{}}
+	p.st = &orgState{roles: map[string]string{"alice": "member", strings.ToLower(evil): "member"}, pending: map[string]bool{}}
 	cur := &providers.Group{DN: "cn=eng,ou=teams,dc=example,dc=net", CN: "eng", Members: []string{"alice"}}
 	des := &providers.Group{DN: cur.DN, CN: "eng", Members: []string{"alice", evil}, Attrs: map[string][]string{}}
 	out := p.Apply(context.Background(), &providers.Target{}, []*providers.Change{
