@@ -394,7 +394,8 @@ func (p *TeamProvider) Read(ctx context.Context, t *providers.Target) (*provider
 		n := int64(len(pending[slug]))
 		p.counters.pendingUsers.Add(n)
 		p.s.h.counters.pendingUsers.Add(n)
-		p.warn("users whose invitation to the org is pending are not in the team yet (pending): they are added once they accept, never invited again meanwhile",
+		// Nothing changes for them, so this is no warning (the Ruby plugin names them nowhere).
+		p.log.Debug("users whose invitation to the org is pending are not in the team yet (pending): they are added once they accept, never invited again meanwhile",
 			"org", p.cfg.org, "team", slug, "users", strings.Join(pending[slug], ","))
 	}
 	p.smu.Lock()
