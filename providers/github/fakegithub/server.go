@@ -33,6 +33,8 @@ package fakegithub
 import (
 	"encoding/json"
 	"fmt"
+	"io"
+	"log"
 	"maps"
 	"net"
 	"net/http"
@@ -213,6 +215,8 @@ func New(opt Options) *Server {
 		}
 	}
 	if opt.TLS {
+		// A client closing its pool mid-handshake at the end of a test is not worth a log line.
+		s.srv.Config.ErrorLog = log.New(io.Discard, "", 0)
 		s.srv.StartTLS()
 	} else {
 		s.srv.Start()
