@@ -15,8 +15,8 @@ import (
 	"github.com/entitlements-go/entitlements/calc"
 	"github.com/entitlements-go/entitlements/config"
 	"github.com/entitlements-go/entitlements/deploy"
-	"github.com/entitlements-go/entitlements/providers/github"
 	"github.com/entitlements-go/entitlements/providers"
+	"github.com/entitlements-go/entitlements/providers/github"
 	"github.com/entitlements-go/entitlements/providers/github/fakegithub"
 )
 
