@@ -6,7 +6,8 @@
 //
 // Optional capabilities are discovered by interface, so a provider implements only what it
 // needs: Preparer (create a missing container before writes), PersonWriter (member_of
-// attributes on people), Counter (request/connection counters).
+// attributes on people), Counter (request/connection counters), Coverer (changes that make
+// other targets' changes: a GitHub org removal removes the user from the org's teams).
 package providers
 
 import (

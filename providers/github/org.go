@@ -16,7 +16,8 @@ import (
 
 // OrgProvider manages a `github_org` OU: exactly two groups, admin and member, one role per
 // user. Pending invitations count as present: they are never sent again, and are cancelled
-// when the user is in no group.
+// when the user is in no group. Its removals from the org cover the same users' removals from
+// the org's teams (see Cover).
 type OrgProvider struct {
 	target
 }
