@@ -93,7 +93,8 @@ type Plan struct {
 	CalcTime time.Duration
 }
 
-// Totals counts the changes that can be applied (of targets without an error) by kind.
+// Totals counts the changes that can be applied (of targets without an error) by kind, except
+// the changes whose every write another target's change makes (see Covered).
 func (p *Plan) Totals() map[providers.ChangeKind]int {
 	out := map[providers.ChangeKind]int{}
 	for _, t := range p.Targets {
@@ -101,10 +102,30 @@ func (p *Plan) Totals() map[providers.ChangeKind]int {
 			continue
 		}
 		for _, c := range t.Changes {
-			out[c.Kind]++
+			if !c.OnlyCovered() {
+				out[c.Kind]++
+			}
 		}
 	}
 	return out
+}
+
+// Covered counts the changes (of targets without an error) that changes of other targets make
+// entirely (providers.Change.OnlyCovered): removing a user from a GitHub org removes them from
+// its teams. Apply sends nothing for them unless a covering change fails.
+func (p *Plan) Covered() int {
+	n := 0
+	for _, t := range p.Targets {
+		if t.Err != nil {
+			continue
+		}
+		for _, c := range t.Changes {
+			if c.OnlyCovered() {
+				n++
+			}
+		}
+	}
+	return n
 }
 
 // FailedTargets counts the targets that cannot be applied (failed read, refused by the guard,
@@ -201,7 +222,26 @@ func Build(ctx context.Context, res *calc.Result, cfg *config.Config, opt Option
 	if !opt.Force {
 		globalGuard(plan, res, opt.Guard)
 	}
+	cover(plan)
 	return plan, nil
+}
+
+// cover lets the providers whose changes make changes of other targets (providers.Coverer)
+// mark them, once every target's plan and error are final: only a target that will be applied
+// covers others. A covered removal stays in its change (the guard counted it: the access is
+// lost all the same); Apply does not send it while its covering change succeeds.
+func cover(plan *Plan) {
+	for _, a := range plan.Targets {
+		cv, ok := a.provider.(providers.Coverer)
+		if !ok || a.Err != nil || len(a.Changes) == 0 {
+			continue
+		}
+		for _, b := range plan.Targets {
+			if b != a && b.state != nil && len(b.Changes) > 0 {
+				b.Changes = cv.Cover(a.target, a.Changes, b.target, b.provider, b.Changes)
+			}
+		}
+	}
 }
 
 // Refused reports whether err is a refusal of the removal guard (the target's changes are
@@ -423,18 +463,23 @@ func (r *Report) Err() error {
 }
 
 // Apply writes a plan, target by target in processing order (containers before groups, LDAP
-// groups before member_of), through the providers Build bound to it. A failing change or
-// target does not stop the others; every failure is in the report. Targets whose plan has an
-// error are not touched. The error is nil only when every change of every target is in place
-// (it is the report's Err, or the context's when the run was cancelled).
+// groups before member_of; a target whose removals other targets cover after those targets),
+// through the providers Build bound to it. A covered removal (providers.Change.Covered) is not
+// sent when its covering change succeeded, and is sent when it did not; a change left with
+// nothing to send has the outcome providers.Covered. A failing change or target does not stop
+// the others; every failure is in the report. Targets whose plan has an error are not
+// touched. The error is nil only when every change of every target is in place (it is the
+// report's Err, or the context's when the run was cancelled).
 func Apply(ctx context.Context, plan *Plan, opt ApplyOptions) (*Report, error) {
 	if opt.Logger == nil {
 		opt.Logger = slog.New(slog.DiscardHandler)
 	}
-	rep := &Report{}
-	for _, tp := range plan.Targets {
+	rep := &Report{Targets: make([]*TargetReport, len(plan.Targets))}
+	done := map[*providers.Change]providers.Status{} // outcomes so far, for covered removals
+	for _, i := range applyOrder(plan) {
+		tp := plan.Targets[i]
 		tr := &TargetReport{OU: tp.OU, Err: tp.Err}
-		rep.Targets = append(rep.Targets, tr)
+		rep.Targets[i] = tr
 		if tp.Err != nil || len(tp.Changes) == 0 {
 			continue
 		}
@@ -467,9 +512,24 @@ func Apply(ctx context.Context, plan *Plan, opt ApplyOptions) (*Report, error) {
 			}
 			outs = pw.WritePeople(ctx, tp.target, changes)
 		} else {
-			outs = tp.provider.Apply(ctx, tp.target, changes)
+			send, covered, orig := uncover(changes, done)
+			outs = covered
+			if len(send) > 0 {
+				for _, o := range tp.provider.Apply(ctx, tp.target, send) {
+					if c := orig[o.Change]; c != nil {
+						o.Change = c
+					}
+					outs = append(outs, o)
+				}
+			}
+			pos := make(map[*providers.Change]int, len(changes))
+			for j, c := range changes {
+				pos[c] = j
+			}
+			slices.SortStableFunc(outs, func(a, b providers.Outcome) int { return pos[a.Change] - pos[b.Change] })
 		}
 		for _, o := range outs {
+			done[o.Change] = o.Status
 			level := slog.LevelInfo
 			switch {
 			case o.Status.Failure():
@@ -489,6 +549,75 @@ func Apply(ctx context.Context, plan *Plan, opt ApplyOptions) (*Report, error) {
 		return rep, errors.Join(err, rep.Err())
 	}
 	return rep, rep.Err()
+}
+
+// applyOrder is the order in which Apply writes the targets: the plan's order, except that a
+// target whose changes are covered by changes of other targets comes after those targets, so
+// that their outcomes are known when it is applied.
+func applyOrder(plan *Plan) []int {
+	owner := map[*providers.Change]int{}
+	for i, t := range plan.Targets {
+		for _, c := range t.Changes {
+			owner[c] = i
+		}
+	}
+	var order []int
+	state := make([]uint8, len(plan.Targets)) // 0 new, 1 visiting, 2 placed
+	var visit func(i int)
+	visit = func(i int) {
+		if state[i] != 0 {
+			return // placed, or a cycle of covers (none exists: it is then applied in plan order)
+		}
+		state[i] = 1
+		for _, c := range plan.Targets[i].Changes {
+			for _, cv := range c.Covered {
+				if j, ok := owner[cv.By]; ok && j != i {
+					visit(j)
+				}
+			}
+		}
+		state[i] = 2
+		order = append(order, i)
+	}
+	for i := range plan.Targets {
+		visit(i)
+	}
+	return order
+}
+
+// uncover takes the covered removals whose covering change succeeded (done) out of the changes
+// to send. A change left with nothing to send gets the outcome Covered; a change that still
+// sends something is sent as a copy without them, and orig maps the copy to the change of the
+// plan (outcomes name the plan's changes).
+func uncover(changes []*providers.Change, done map[*providers.Change]providers.Status) (send []*providers.Change, covered []providers.Outcome, orig map[*providers.Change]*providers.Change) {
+	orig = map[*providers.Change]*providers.Change{}
+	for _, c := range changes {
+		made := map[string]bool{}
+		for _, cv := range c.Covered {
+			if st, ok := done[cv.By]; ok && st.OK() {
+				made[strings.ToLower(cv.Member)] = true
+			}
+		}
+		if len(made) == 0 {
+			send = append(send, c)
+			continue
+		}
+		var rest []string
+		for _, m := range c.Remove {
+			if !made[strings.ToLower(m)] {
+				rest = append(rest, m)
+			}
+		}
+		if len(rest) == 0 && len(c.Add) == 0 && !c.DescriptionChanged && len(c.AttrsChanged) == 0 && c.Kind == providers.UpdateGroup {
+			covered = append(covered, providers.Outcome{Change: c, Status: providers.Covered})
+			continue
+		}
+		cp := *c
+		cp.Remove, cp.Covered = rest, nil
+		send = append(send, &cp)
+		orig[&cp] = c
+	}
+	return send, covered, orig
 }
 
 // peopleLoss compares the people who hold memberships in the targets now with the people

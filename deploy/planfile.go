@@ -66,6 +66,16 @@ type SavedChange struct {
 	Person      string     `json:"person,omitempty"`
 	Attribute   string     `json:"attribute,omitempty"`
 	Values      []string   `json:"values,omitempty"`
+	// Covered are the removals (members of Remove) that a change of another target makes.
+	Covered []SavedCover `json:"covered,omitempty"`
+}
+
+// SavedCover is a covered removal: the member, and the target and group of the change that
+// makes it.
+type SavedCover struct {
+	Member string `json:"member"`
+	OU     string `json:"by_ou"`
+	DN     string `json:"by_dn"`
 }
 
 // SaveChange converts a change to its saved form.
@@ -74,6 +84,9 @@ func SaveChange(c *providers.Change) SavedChange {
 		Person: c.Person, Attribute: c.Attribute, Values: c.Values}
 	if c.DescriptionChanged {
 		sc.Description = &[2]string{c.Current.Description, c.Desired.Description}
+	}
+	for _, cv := range c.Covered {
+		sc.Covered = append(sc.Covered, SavedCover{Member: cv.Member, OU: cv.By.OU, DN: cv.By.DN})
 	}
 	return sc
 }

@@ -6,7 +6,8 @@
 //
 // Optional capabilities are discovered by interface, so a provider implements only what it
 // needs: Preparer (create a missing container before writes), PersonWriter (member_of
-// attributes on people), Counter (request/connection counters).
+// attributes on people), Counter (request/connection counters), Coverer (changes that make
+// other targets' changes: a GitHub org removal removes the user from the org's teams).
 package providers
 
 import (
@@ -103,6 +104,21 @@ type DeletePolicy interface {
 	DeletesGroups(t *Target) bool
 }
 
+// Coverer is implemented by providers whose changes change other targets too: removing a user
+// from a GitHub organization removes them from every team of that organization. After every
+// target is planned (and the removal guard has decided), deploy.Build calls Cover of each
+// target that will be applied, once for every other planned target. deploy.Apply then applies
+// a covering target before the targets it covers, does not send a covered removal whose
+// covering change succeeded, and sends it when that change failed or was not applied.
+type Coverer interface {
+	// Cover returns the changes of another target (other, read by provider otherP) adjusted
+	// to the changes of t (mine): the removals that changes of mine make are listed in
+	// Change.Covered (they stay in Remove: the access is lost all the same), and adds that
+	// changes of mine make impossible are taken out of Add (a change left with nothing to do
+	// is dropped). Adjusted changes are new values; others are returned as they are.
+	Cover(t *Target, mine []*Change, other *Target, otherP Provider, theirs []*Change) []*Change
+}
+
 // ChangeKind says what a change does.
 type ChangeKind uint8
 
@@ -132,11 +148,46 @@ type Change struct {
 	// DescriptionChanged and AttrsChanged say what else differs for an update.
 	DescriptionChanged bool
 	AttrsChanged       []string
+	// Covered are the members of Remove whose removal a change of another target of the plan
+	// makes (see Coverer): Apply does not send them when that change succeeded.
+	Covered []Cover
 	// Person changes (member_of): the person, the attribute and its new values (nil = delete).
 	Person    string
 	Attribute string
 	Values    []string
 	OldValues []string
+}
+
+// Cover is a removal that a change of another target makes.
+type Cover struct {
+	Member string
+	// By is the change (of another target of the same plan) whose success makes the removal.
+	By *Change
+}
+
+// CoveredBy returns the change that covers the removal of member, or nil.
+func (c *Change) CoveredBy(member string) *Change {
+	for _, cv := range c.Covered {
+		if strings.EqualFold(cv.Member, member) {
+			return cv.By
+		}
+	}
+	return nil
+}
+
+// OnlyCovered reports whether everything the change does is made by changes of other
+// targets: an update whose only differences are covered removals. Apply sends nothing for it
+// when those changes succeed, and plans count it apart (deploy.Plan.Covered).
+func (c *Change) OnlyCovered() bool {
+	if c.Kind != UpdateGroup || len(c.Covered) == 0 || len(c.Add) > 0 || c.DescriptionChanged || len(c.AttrsChanged) > 0 {
+		return false
+	}
+	for _, m := range c.Remove {
+		if c.CoveredBy(m) == nil {
+			return false
+		}
+	}
+	return true
 }
 
 func (c *Change) String() string {
@@ -204,20 +255,23 @@ type Status uint8
 
 // The outcomes. Unknown means the request may have reached the server but its answer was not
 // seen: the change must be re-read before it is tried again, and is never reported applied.
+// Covered means nothing was sent because the changes of other targets that cover it (see
+// Change.Covered) succeeded: the change is in place.
 const (
 	Applied Status = iota
 	AlreadyInState
 	Skipped
 	Failed
 	Unknown
+	Covered
 )
 
 func (s Status) String() string {
-	return [...]string{"applied", "already-in-state", "skipped", "failed", "unknown"}[s]
+	return [...]string{"applied", "already-in-state", "skipped", "failed", "unknown", "covered"}[s]
 }
 
 // OK reports whether the change is in place.
-func (s Status) OK() bool { return s == Applied || s == AlreadyInState }
+func (s Status) OK() bool { return s == Applied || s == AlreadyInState || s == Covered }
 
 // Failure reports whether the change failed or may have failed. Skipped is not a failure:
 // the provider decided, by configuration, not to make it (a user that does not exist with

@@ -44,7 +44,7 @@ func WritePlanText(w io.Writer, plan *deploy.Plan, opt PlanTextOptions) {
 			fmt.Fprintf(w, "%s (%s): no changes\n", t.OU, t.Type)
 			continue
 		} else {
-			fmt.Fprintf(w, "%s (%s): %d change(s)\n", t.OU, t.Type, len(t.Changes))
+			fmt.Fprintf(w, "%s (%s): %d change(s)%s\n", t.OU, t.Type, len(t.Changes), coveredNote(t.Changes))
 		}
 		for _, c := range t.Changes {
 			switch c.Kind {
@@ -55,12 +55,19 @@ func WritePlanText(w io.Writer, plan *deploy.Plan, opt PlanTextOptions) {
 			case providers.DeleteGroup:
 				fmt.Fprintf(w, "  - DELETE %s (%d members)\n", c.DN, len(c.Remove))
 			case providers.UpdateGroup:
-				fmt.Fprintf(w, "  ~ CHANGE %s\n", c.DN)
+				if c.OnlyCovered() {
+					fmt.Fprintf(w, "  ~ CHANGE %s (covered: made by changes of other targets, nothing sent)\n", c.DN)
+				} else {
+					fmt.Fprintf(w, "  ~ CHANGE %s\n", c.DN)
+				}
 				lines := make([]string, 0, len(c.Add)+len(c.Remove))
 				for _, m := range c.Add {
 					lines = append(lines, ".  + "+m)
 				}
 				for _, m := range c.Remove {
+					if by := c.CoveredBy(m); by != nil {
+						m += " (covered by " + by.OU + ")"
+					}
 					lines = append(lines, ".  - "+m)
 				}
 				slices.SortFunc(lines, func(a, b string) int { return strings.Compare(strings.ToLower(a[5:]), strings.ToLower(b[5:])) })
@@ -94,9 +101,27 @@ func WritePlanText(w io.Writer, plan *deploy.Plan, opt PlanTextOptions) {
 	if n := plan.FailedTargets(); n > 0 {
 		failed = fmt.Sprintf(" (%d target(s) failed or refused: nothing will be written to them)", n)
 	}
-	fmt.Fprintf(w, "Plan: %d to create, %d to update, %d to delete, %d people, %d container(s)%s; calculation %s; read: %s\n",
+	covered := ""
+	if n := plan.Covered(); n > 0 {
+		covered = fmt.Sprintf(", %d covered by other targets' changes", n)
+	}
+	fmt.Fprintf(w, "Plan: %d to create, %d to update, %d to delete, %d people, %d container(s)%s%s; calculation %s; read: %s\n",
 		tot[providers.CreateGroup], tot[providers.UpdateGroup], tot[providers.DeleteGroup], tot[providers.UpdatePerson],
-		tot[providers.CreateContainer], failed, plan.CalcTime.Round(time.Millisecond), strings.Join(times, ", "))
+		tot[providers.CreateContainer], covered, failed, plan.CalcTime.Round(time.Millisecond), strings.Join(times, ", "))
+}
+
+// coveredNote says how many of a target's changes other targets' changes make entirely.
+func coveredNote(changes []*providers.Change) string {
+	n := 0
+	for _, c := range changes {
+		if c.OnlyCovered() {
+			n++
+		}
+	}
+	if n == 0 {
+		return ""
+	}
+	return fmt.Sprintf(", %d covered by other targets' changes (nothing sent)", n)
 }
 
 type jsonTarget struct {
@@ -155,7 +180,7 @@ func WritePlanJSON(w io.Writer, plan *deploy.Plan) error {
 // target, then a totals line. Control and bidi characters are shown as escapes (termsafe).
 func WriteReport(w io.Writer, rep *deploy.Report) {
 	w = termsafe.NewWriter(w)
-	applied, failed, skipped, targets := 0, 0, 0, 0
+	applied, covered, failed, skipped, targets := 0, 0, 0, 0, 0
 	for _, t := range rep.Targets {
 		if t.Err != nil {
 			targets++
@@ -163,6 +188,8 @@ func WriteReport(w io.Writer, rep *deploy.Report) {
 		}
 		for _, o := range t.Outcomes {
 			switch {
+			case o.Status == providers.Covered:
+				covered++
 			case o.Status.OK():
 				applied++
 			case o.Status == providers.Skipped:
@@ -177,7 +204,11 @@ func WriteReport(w io.Writer, rep *deploy.Report) {
 			fmt.Fprintf(w, "%s: applied in %s; %s\n", t.OU, t.ApplyTime.Round(time.Millisecond), formatCounters(t.Counters))
 		}
 	}
-	fmt.Fprintf(w, "Apply: %d change(s) applied, %d skipped, %d failed; %d target(s) not applied\n", applied, skipped, failed, targets)
+	note := ""
+	if covered > 0 {
+		note = fmt.Sprintf(", %d covered by other targets' changes", covered)
+	}
+	fmt.Fprintf(w, "Apply: %d change(s) applied%s, %d skipped, %d failed; %d target(s) not applied\n", applied, note, skipped, failed, targets)
 }
 
 // formatCounters renders provider counters as sorted key=value pairs.
@@ -206,6 +237,9 @@ func WritePlanMarkdown(w io.Writer, plan *deploy.Plan, opt MarkdownOptions) erro
 	fmt.Fprintf(h, "**%d to create, %d to update, %d to delete, %d people, %d container(s)**",
 		tot[providers.CreateGroup], tot[providers.UpdateGroup], tot[providers.DeleteGroup], tot[providers.UpdatePerson],
 		tot[providers.CreateContainer])
+	if n := plan.Covered(); n > 0 {
+		fmt.Fprintf(h, "; %d covered by other targets' changes (nothing sent)", n)
+	}
 	if n := plan.FailedTargets(); n > 0 {
 		fmt.Fprintf(h, "; ⚠️ %d target(s) failed or refused: nothing will be written to them", n)
 	}
@@ -241,18 +275,22 @@ func WritePlanMarkdown(w io.Writer, plan *deploy.Plan, opt MarkdownOptions) erro
 				fmt.Fprintf(&b, "- ➕ create the container of %s\n", mdCode(c.OU))
 			case providers.CreateGroup:
 				fmt.Fprintf(&b, "- ➕ create %s with %d member(s)\n", mdCode(c.DN), len(c.Add))
-				sub(&b, c.Add, nil, opt.Collapse)
+				sub(&b, c, nil, opt.Collapse)
 			case providers.DeleteGroup:
 				fmt.Fprintf(&b, "- ➖ delete %s (%d member(s))\n", mdCode(c.DN), len(c.Remove))
 			case providers.UpdateGroup:
-				fmt.Fprintf(&b, "- ✏️ change %s: +%d −%d\n", mdCode(c.DN), len(c.Add), len(c.Remove))
+				note := ""
+				if c.OnlyCovered() {
+					note = " (covered: made by changes of other targets, nothing sent)"
+				}
+				fmt.Fprintf(&b, "- ✏️ change %s: +%d −%d%s\n", mdCode(c.DN), len(c.Add), len(c.Remove), note)
 				if c.DescriptionChanged {
 					fmt.Fprintf(&b, "  - description: \"%s\" → \"%s\"\n", mdText(c.Current.Description), mdText(c.Desired.Description))
 				}
 				for _, a := range c.AttrsChanged {
 					fmt.Fprintf(&b, "  - %s: %s → %s\n", mdText(a), mdCode(fmt.Sprint(c.Current.Attrs[a])), mdCode(fmt.Sprint(c.Desired.Attrs[a])))
 				}
-				sub(&b, c.Add, c.Remove, opt.Collapse)
+				sub(&b, c, c.Remove, opt.Collapse)
 			case providers.UpdatePerson:
 				fmt.Fprintf(&b, "- ✏️ person %s %s: %s → %s\n", mdCode(c.Person), mdText(c.Attribute), mdCode(fmt.Sprint(c.OldValues)), mdCode(fmt.Sprint(c.Values)))
 			}
@@ -263,14 +301,19 @@ func WritePlanMarkdown(w io.Writer, plan *deploy.Plan, opt MarkdownOptions) erro
 	return doc.write(w, opt.Limit, "target(s)")
 }
 
-// sub lists members added and removed under a change, collapsed when long.
-func sub(b *strings.Builder, add, remove []string, collapse int) {
-	items := make([]string, 0, len(add)+len(remove))
-	for _, m := range add {
+// sub lists the members a change adds and remove (the members it removes, if they are to be
+// listed), collapsed when long; a covered removal names the target whose change makes it.
+func sub(b *strings.Builder, c *providers.Change, remove []string, collapse int) {
+	items := make([]string, 0, len(c.Add)+len(remove))
+	for _, m := range c.Add {
 		items = append(items, "➕ "+mdCode(m))
 	}
 	for _, m := range remove {
-		items = append(items, "➖ "+mdCode(m))
+		it := "➖ " + mdCode(m)
+		if by := c.CoveredBy(m); by != nil {
+			it += " (covered by " + mdCode(by.OU) + ")"
+		}
+		items = append(items, it)
 	}
 	if len(items) == 0 {
 		return

@@ -104,11 +104,18 @@ func writePlan(w io.Writer, format string, plan *deploy.Plan) error {
 	return nil
 }
 
-// pendingChanges counts the changes Apply would write and the targets they go to.
+// pendingChanges counts the changes Apply would write and the targets they go to (a change
+// that other targets' changes make entirely writes nothing).
 func pendingChanges(plan *deploy.Plan) (changes, targets int) {
 	for _, t := range plan.Targets {
-		if t.Err == nil && len(t.Changes) > 0 {
-			changes += len(t.Changes)
+		n := 0
+		for _, c := range t.Changes {
+			if !c.OnlyCovered() {
+				n++
+			}
+		}
+		if t.Err == nil && n > 0 {
+			changes += n
 			targets++
 		}
 	}

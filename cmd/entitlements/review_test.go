@@ -12,6 +12,7 @@ import (
 	"testing"
 
 	"github.com/entitlements-go/entitlements/deploy"
+	"github.com/entitlements-go/entitlements/providers"
 	"go.yaml.in/yaml/v3"
 )
 
@@ -145,6 +146,18 @@ func TestConfirmPrompt(t *testing.T) {
 		if prompt.String() != "Apply 5 changes to 2 targets? [y/N] " {
 			t.Errorf("prompt %q", prompt.String())
 		}
+	}
+}
+
+// Changes that other targets' changes make entirely are not counted as writes to confirm.
+func TestPendingChangesLeaveOutCovered(t *testing.T) {
+	org := &providers.Change{Kind: providers.UpdateGroup, OU: "org", Remove: []string{"erin"}}
+	team := &providers.Change{Kind: providers.UpdateGroup, OU: "teams", Remove: []string{"erin"},
+		Covered: []providers.Cover{{Member: "erin", By: org}}}
+	plan := &deploy.Plan{Targets: []*deploy.TargetPlan{{OU: "org", Changes: []*providers.Change{org}},
+		{OU: "teams", Changes: []*providers.Change{team}}}}
+	if n, m := pendingChanges(plan); n != 1 || m != 1 {
+		t.Errorf("%d changes to %d targets, want 1 to 1", n, m)
 	}
 }
 

@@ -320,10 +320,11 @@ func TestDeleteTeamsOptIn(t *testing.T) {
 }
 
 func TestEnterpriseServer(t *testing.T) {
-	e := newEnv(t, fakegithub.Options{GHES: true})
+	// Only the paths GHES serves: REST under /api/v3, GraphQL at /api/graphql.
+	e := newEnv(t, fakegithub.Options{GHES: true, Layout: fakegithub.EnterpriseLayout})
 	seedOrg(e)
 	e.fake.Invite("acme", "hank", "member") // not read on GHES (Ruby parity)
-	e.addr = true
+	e.addr = e.fake.APIURL()
 	e.write(orgFiles)
 	e.write(map[string]string{"ldap-config/github/teams/eng.txt": "username = alice\n"})
 	e.converge()
@@ -331,10 +332,55 @@ func TestEnterpriseServer(t *testing.T) {
 		t.Fatal("team not created through the GHES URL")
 	}
 	st := e.fake.Stats()
+	if st.NotServed != 0 {
+		t.Errorf("requests to paths GHES does not serve: %v", st.Requests)
+	}
 	if st.Requests["GET /meta"] != 1 {
 		t.Errorf("GET /meta %d times, want once per host", st.Requests["GET /meta"])
 	}
 	e.noop()
+}
+
+// `addr` is the API root as written, as in the Ruby plugin (Octokit's api_endpoint): REST at
+// addr/..., GraphQL at addr/graphql. A fake mounted at the root, as the plugin's acceptance
+// fake is, is reached through its bare URL; nothing is sent to /api/v3.
+func TestAddrIsTheAPIRoot(t *testing.T) {
+	for _, suffix := range []string{"", "/"} {
+		e := newEnv(t, fakegithub.Options{Layout: fakegithub.RootLayout})
+		seedOrg(e)
+		e.addr = e.fake.URL() + suffix
+		e.write(orgFiles)
+		e.write(map[string]string{"ldap-config/github/teams/eng.txt": "username = alice\nusername = bob\n"})
+		e.converge()
+		if eng, ok := e.fake.Team("acme", "eng"); !ok || len(eng.Members) != 2 {
+			t.Fatalf("addr %q: team %+v", e.addr, eng)
+		}
+		st := e.fake.Stats()
+		if st.NotServed != 0 || st.Requests["GET /meta"] != 1 || st.Requests["POST /graphql"] == 0 {
+			t.Errorf("addr %q: requests %v", e.addr, st.Requests)
+		}
+		e.noop()
+	}
+}
+
+// A bare host as `addr` is the API root: against GitHub Enterprise Server (whose API is under
+// /api/v3) every read fails, nothing is written, and the error says which addr to write.
+func TestBareHostAddrOnEnterpriseServer(t *testing.T) {
+	e := newEnv(t, fakegithub.Options{GHES: true, Layout: fakegithub.EnterpriseLayout})
+	seedOrg(e)
+	e.addr = e.fake.URL()
+	e.write(orgFiles)
+	e.write(map[string]string{"ldap-config/github/teams/eng.txt": "username = alice\n"})
+	plan := e.plan(e.registry())
+	for _, ou := range []string{"github/org", "github/teams"} {
+		tp := target(plan, ou)
+		if tp.Err == nil || !strings.Contains(tp.Err.Error(), "addr: "+e.fake.URL()+"/api/v3") {
+			t.Errorf("%s: error %v; want the addr to write", ou, tp.Err)
+		}
+	}
+	if st := e.fake.Stats(); st.Writes != 0 {
+		t.Errorf("writes %v", st.Requests)
+	}
 }
 
 func TestMissingToken(t *testing.T) {

@@ -46,8 +46,10 @@
 // does not advance stops the read.
 //
 // OU keys: org, token (usually <%= ENV["GITHUB_TOKEN"] %>; GITHUB_TOKEN is the fallback when
-// it renders empty), base, addr (GitHub Enterprise Server API URL; GraphQL is then at
-// /api/graphql), graphql_url (override), ignore_not_found; github_org also features
+// it renders empty), base, addr (the API root as written, as in the Ruby plugin: REST at
+// addr/..., GraphQL at addr/graphql; GitHub Enterprise Server users write
+// https://HOST/api/v3, whose GraphQL is at https://HOST/api/graphql), graphql_url (override),
+// ignore_not_found; github_org also features
 // ([invite, remove], default both), ignore (usernames never touched) and min_admins (default
 // 1: a plan that would leave fewer admins is refused, as is one that would remove or demote
 // the token's own user); github_team also delete_teams.
@@ -385,12 +387,11 @@ func (r *Registry) hostFor(addr, graphqlURL string) (*host, error) {
 	checkMeta := false
 	switch {
 	case addr != "":
-		// Same normalisation as go-github's WithEnterpriseURLs: a GHES host gets /api/v3/.
-		c, err := gh.NewClient(nil).WithEnterpriseURLs(addr, addr)
+		u, err := apiRoot(addr)
 		if err != nil {
-			return nil, fmt.Errorf("addr %q: %w", addr, err)
+			return nil, err
 		}
-		restBase = c.BaseURL
+		restBase = u
 		checkMeta = true
 	default:
 		u, err := url.Parse(r.opt.BaseURL)
@@ -431,8 +432,27 @@ func (r *Registry) hostFor(addr, graphqlURL string) (*host, error) {
 	return h, nil
 }
 
-// deriveGraphQLURL: dotcom serves GraphQL at <api>/graphql, GHES at /api/graphql next to
-// /api/v3 (the Ruby plugin posted to /api/v3/graphql, which GHES does not serve).
+// apiRoot parses an OU's `addr`: the API root as written, as the Ruby plugin uses it (Octokit's
+// api_endpoint), so REST paths go right under it. GitHub Enterprise Server users write
+// https://HOST/api/v3.
+func apiRoot(addr string) (*url.URL, error) {
+	u, err := url.Parse(addr)
+	if err != nil {
+		return nil, fmt.Errorf("addr %q: %w", addr, err)
+	}
+	if (u.Scheme != "https" && u.Scheme != "http") || u.Host == "" {
+		return nil, fmt.Errorf("addr %q is not an http(s) URL of the GitHub API root (https://api.github.com, or https://HOST/api/v3 for GitHub Enterprise Server)", addr)
+	}
+	if !strings.HasSuffix(u.Path, "/") {
+		u.Path += "/"
+	}
+	u.RawPath = ""
+	return u, nil
+}
+
+// deriveGraphQLURL: GraphQL is at <api root>/graphql (dotcom, and the Ruby plugin's URL for any
+// addr), except on GitHub Enterprise Server, which serves it at /api/graphql next to /api/v3
+// (the plugin posts to /api/v3/graphql, which GHES does not serve).
 func deriveGraphQLURL(rest *url.URL) string {
 	u := *rest
 	if strings.HasSuffix(u.Path, "/api/v3/") {

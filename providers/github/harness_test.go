@@ -90,7 +90,7 @@ type env struct {
 	// orgKeys and teamKeys are extra YAML lines for the OUs (4-space indented).
 	orgKeys, teamKeys string
 	noOrg             bool
-	addr              bool // use the GHES-style addr instead of Options.BaseURL
+	addr              string // the OUs' addr ("": none, Options.BaseURL is used)
 	force             bool
 	noToken           bool   // the config's token renders empty
 	orgName           string // the OUs' org; default acme
@@ -136,8 +136,8 @@ func (e *env) config() string {
 		filepath.Join(e.root, "people.yaml"))
 	b.WriteString("groups:\n")
 	addr := ""
-	if e.addr {
-		addr = "    addr: " + e.fake.APIURL() + "\n"
+	if e.addr != "" {
+		addr = "    addr: " + e.addr + "\n"
 	}
 	org := e.orgName
 	if org == "" {

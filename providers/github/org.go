@@ -16,7 +16,8 @@ import (
 
 // OrgProvider manages a `github_org` OU: exactly two groups, admin and member, one role per
 // user. Pending invitations count as present: they are never sent again, and are cancelled
-// when the user is in no group.
+// when the user is in no group. Its removals from the org cover the same users' removals from
+// the org's teams (see Cover).
 type OrgProvider struct {
 	target
 }
@@ -34,7 +35,8 @@ func (p *OrgProvider) roleDN(role string) string { return "cn=" + role + "," + p
 
 // Desire implements providers.Desirer. It checks the role groups (only admin and member; a
 // user in both is refused here, before anything is read, because GitHub has one role per
-// user and picking one silently would hide a mistake in the definitions), drops `ignore`d
+// user and picking one silently would hide a mistake in the definitions), lower-cases the
+// logins (as the Ruby plugin does before every request and comparison), drops `ignore`d
 // users, and clears the description, which GitHub does not store (Ruby parity).
 func (p *OrgProvider) Desire(_ *providers.Target, g *providers.Group) error {
 	role := strings.ToLower(groupCN(g))
@@ -44,8 +46,8 @@ func (p *OrgProvider) Desire(_ *providers.Target, g *providers.Group) error {
 	g.Description = ""
 	members := make([]string, 0, len(g.Members))
 	for _, m := range g.Members {
-		if !p.cfg.ignore[strings.ToLower(m)] {
-			members = append(members, m)
+		if k := strings.ToLower(m); !p.cfg.ignore[k] {
+			members = append(members, k)
 		}
 	}
 	g.Members = members
@@ -128,7 +130,7 @@ func (p *OrgProvider) read(ctx context.Context, t *providers.Target) (*providers
 		if !p.cfg.remove && want[k] == "" {
 			continue
 		}
-		groups[r].Members = append(groups[r].Members, st.logins[k])
+		groups[r].Members = append(groups[r].Members, k)
 	}
 	for k := range st.pending {
 		if p.cfg.ignore[k] {
@@ -141,12 +143,12 @@ func (p *OrgProvider) read(ctx context.Context, t *providers.Target) (*providers
 			}
 			r = "member"
 		}
-		groups[r].Members = append(groups[r].Members, st.logins[k])
+		groups[r].Members = append(groups[r].Members, k)
 	}
 	if !p.cfg.invite {
 		for k, r := range want {
 			if st.roles[k] == "" && !st.pending[k] {
-				groups[r].Members = append(groups[r].Members, spelled(desired[r].Members, k))
+				groups[r].Members = append(groups[r].Members, k)
 			}
 		}
 	}
@@ -174,16 +176,6 @@ func (p *OrgProvider) desiredRoles() map[string]*providers.Group {
 		}
 	}
 	return out
-}
-
-// spelled returns the member of list whose lower-case form is k.
-func spelled(list []string, k string) string {
-	for _, m := range list {
-		if strings.ToLower(m) == k {
-			return m
-		}
-	}
-	return k
 }
 
 // orgOp is one user's write: PUT a role, or DELETE the membership (role "").

@@ -76,7 +76,7 @@ func (s *session) graphql(ctx context.Context, query string, vars map[string]any
 			}
 			hdr = resp.Header
 			if resp.StatusCode != http.StatusOK {
-				return fmt.Errorf("GraphQL answered HTTP %d: %s", resp.StatusCode, snippet(b))
+				return s.h.addrHint(fmt.Errorf("GraphQL answered HTTP %d: %s", resp.StatusCode, snippet(b)), resp.StatusCode)
 			}
 			if err := json.Unmarshal(b, &out); err != nil {
 				return fmt.Errorf("GraphQL answer is not JSON: %w (%s)", err, snippet(b))
@@ -430,10 +430,9 @@ func (s *session) listTeamSlugs(ctx context.Context, org string) ([]string, erro
 type orgState struct {
 	mu      sync.Mutex
 	roles   map[string]string // lower login → admin|member (active members)
-	logins  map[string]string // lower login → login as GitHub spells it
 	pending map[string]bool   // lower login → pending invitation
-	// viewer is the token's own login (GraphQL viewer, read with the member count): a user,
-	// or an app installation's bot ("<app>[bot]").
+	// viewer is the token's own login, lower case (GraphQL viewer, read with the member
+	// count): a user, or an app installation's bot ("<app>[bot]").
 	viewer string
 }
 
@@ -465,7 +464,6 @@ func (o *orgState) set(login, role, state string) {
 	o.mu.Lock()
 	defer o.mu.Unlock()
 	k := strings.ToLower(login)
-	o.logins[k] = login
 	if state == "pending" {
 		delete(o.roles, k)
 		o.pending[k] = true
@@ -593,18 +591,18 @@ func (s *session) readOrgOnce(ctx context.Context, org string, ghes, sequential 
 	if err != nil {
 		return nil, "", err
 	}
-	st = &orgState{roles: map[string]string{}, logins: map[string]string{}, pending: map[string]bool{}, viewer: viewer}
+	// Logins are kept in lower case: the provider compares and sends them so (Ruby parity).
+	st = &orgState{roles: map[string]string{}, pending: map[string]bool{}, viewer: strings.ToLower(viewer)}
 	var both []string
 	for _, l := range members {
-		k := strings.ToLower(l)
-		st.logins[k], st.roles[k] = l, "member"
+		st.roles[strings.ToLower(l)] = "member"
 	}
 	for _, l := range admins {
 		k := strings.ToLower(l)
 		if st.roles[k] == "member" {
 			both = append(both, l)
 		}
-		st.logins[k], st.roles[k] = l, "admin"
+		st.roles[k] = "admin"
 	}
 	switch {
 	case before != after:
@@ -616,7 +614,7 @@ func (s *session) readOrgOnce(ctx context.Context, org string, ghes, sequential 
 	}
 	for _, l := range pending {
 		if k := strings.ToLower(l); st.roles[k] == "" {
-			st.logins[k], st.pending[k] = l, true
+			st.pending[k] = true
 		}
 	}
 	return st, "", nil

@@ -2,7 +2,9 @@ package github
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
+	"fmt"
 	"net/http"
 	"strings"
 
@@ -133,8 +135,24 @@ func (s *session) enterprise(ctx context.Context) (bool, error) {
 			return err
 		})
 		if err != nil {
-			return false, err
+			return false, s.h.addrHint(err, httpStatus(err))
 		}
 		return meta.InstalledVersion != "", nil
 	})
+}
+
+// addrHint explains an answer (HTTP status code) that found no API at an `addr` without
+// /api/v3: `addr` is the API root as written (the Ruby plugin's meaning; entitlements-go
+// before issue 27 added /api/v3 to a bare host), so a GitHub Enterprise Server user must
+// write the /api/v3 path.
+func (h *host) addrHint(err error, code int) error {
+	var syn *json.SyntaxError
+	noAPI := (code >= 300 && code < 400) || code == http.StatusNotFound || errors.As(err, &syn)
+	if !noAPI || !h.checkMeta || strings.HasSuffix(h.restBase.Path, "/api/v3/") || h.graphqlURL != deriveGraphQLURL(h.restBase) {
+		return err
+	}
+	ghes := *h.restBase
+	ghes.Path = strings.TrimSuffix(ghes.Path, "/") + "/api/v3"
+	return fmt.Errorf("%w: no GitHub API at %s; `addr` is the API root as written, as in entitlements-github-plugin (REST at %s..., GraphQL at %s): for GitHub Enterprise Server write addr: %s",
+		err, h.restBase, h.restBase, h.graphqlURL, ghes.String())
 }

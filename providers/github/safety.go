@@ -48,7 +48,7 @@ func (p *OrgProvider) checkSafety(st *orgState, want map[string]string) error {
 		if r == "admin" {
 			now++
 			if final[k] != "admin" {
-				demoted = append(demoted, st.logins[k])
+				demoted = append(demoted, k)
 			}
 		}
 		if final[k] == "admin" {

@@ -122,6 +122,16 @@ func first(v []string) string {
 	return v[0]
 }
 
+// lowered returns the logins in lower case (a new slice: a desired group's members are shared
+// with the calculation's result).
+func lowered(v []string) []string {
+	out := make([]string, len(v))
+	for i, x := range v {
+		out[i] = strings.ToLower(x)
+	}
+	return out
+}
+
 func lowerSet(v []string) map[string]bool {
 	out := make(map[string]bool, len(v))
 	for _, x := range v {
@@ -131,7 +141,8 @@ func lowerSet(v []string) map[string]bool {
 }
 
 // Desire implements providers.Desirer: the attributes parent, maintainers and privacy from
-// metadata (see TeamProvider). The description is cleared: GitHub team descriptions are not
+// metadata (see TeamProvider). Logins are lower-cased (as the Ruby plugin does before every
+// request and comparison). The description is cleared: GitHub team descriptions are not
 // managed (Ruby parity), and comparing them would show a change on every run.
 func (p *TeamProvider) Desire(_ *providers.Target, g *providers.Group) error {
 	slug := slugOf(g)
@@ -139,6 +150,7 @@ func (p *TeamProvider) Desire(_ *providers.Target, g *providers.Group) error {
 		return fmt.Errorf("%s: %q is not a usable team name", g.DN, groupCN(g))
 	}
 	g.Description = ""
+	g.Members = lowered(g.Members)
 	attrs := map[string][]string{}
 	if v := metaString(g.Metadata, "parent_team_name"); v != "" {
 		ps := slugify(v)
@@ -156,7 +168,7 @@ func (p *TeamProvider) Desire(_ *providers.Target, g *providers.Group) error {
 			switch {
 			case seen[k]:
 			case members[k]:
-				keep = append(keep, spelled(g.Members, k))
+				keep = append(keep, k)
 			default:
 				drop = append(drop, m)
 			}
@@ -346,9 +358,10 @@ func (p *TeamProvider) read(ctx context.Context, t *providers.Target) (*provider
 			}
 			continue
 		}
-		g := &providers.Group{DN: "cn=" + slug + "," + p.cfg.base, CN: slug, Members: slices.Clone(snap.Members),
+		// Logins as read are lower-cased here, as desired ones are in Desire.
+		g := &providers.Group{DN: "cn=" + slug + "," + p.cfg.base, CN: slug, Members: lowered(snap.Members),
 			Attrs: map[string][]string{"privacy": {snap.Privacy}}}
-		g.Attrs["maintainers"] = slices.Sorted(maps.Values(snap.Maintainers))
+		g.Attrs["maintainers"] = slices.Sorted(maps.Keys(snap.Maintainers))
 		if snap.Parent != "" {
 			g.Attrs["parent"] = []string{snap.Parent}
 		}
@@ -381,7 +394,8 @@ func (p *TeamProvider) read(ctx context.Context, t *providers.Target) (*provider
 		n := int64(len(pending[slug]))
 		p.counters.pendingUsers.Add(n)
 		p.s.h.counters.pendingUsers.Add(n)
-		p.warn("users whose invitation to the org is pending are not in the team yet (pending): they are added once they accept, never invited again meanwhile",
+		// Nothing changes for them, so this is no warning (the Ruby plugin names them nowhere).
+		p.log.Debug("users whose invitation to the org is pending are not in the team yet (pending): they are added once they accept, never invited again meanwhile",
 			"org", p.cfg.org, "team", slug, "users", strings.Join(pending[slug], ","))
 	}
 	p.smu.Lock()

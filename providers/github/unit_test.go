@@ -91,10 +91,25 @@ func TestDeriveGraphQLURL(t *testing.T) {
 		}
 	}
 	r := NewRegistry(Options{})
-	h, err := r.hostFor("https://ghe.example.com", "")
-	if err != nil || h.restBase.String() != "https://ghe.example.com/api/v3/" || h.graphqlURL != "https://ghe.example.com/api/graphql" || !h.checkMeta {
-		t.Fatalf("GHES host %+v %v", h, err)
+	// addr is the API root as written (the Ruby plugin's Octokit api_endpoint).
+	for _, tc := range []struct{ addr, rest, graphql string }{
+		{"https://github.fake", "https://github.fake/", "https://github.fake/graphql"},
+		{"https://github.fake/", "https://github.fake/", "https://github.fake/graphql"},
+		{"https://api.github.com", "https://api.github.com/", "https://api.github.com/graphql"},
+		{"https://ghe.example.com/api/v3", "https://ghe.example.com/api/v3/", "https://ghe.example.com/api/graphql"},
+		{"https://proxy.example.com/github", "https://proxy.example.com/github/", "https://proxy.example.com/github/graphql"},
+	} {
+		h, err := r.hostFor(tc.addr, "")
+		if err != nil || h.restBase.String() != tc.rest || h.graphqlURL != tc.graphql || !h.checkMeta {
+			t.Errorf("addr %s: REST %v GraphQL %v (%v); want %s %s", tc.addr, h.restBase, h.graphqlURL, err, tc.rest, tc.graphql)
+		}
 	}
+	for _, bad := range []string{"ghe.example.com", "ftp://ghe.example.com", "https://"} {
+		if _, err := r.hostFor(bad, ""); err == nil {
+			t.Errorf("addr %q accepted", bad)
+		}
+	}
+	h, _ := r.hostFor("https://ghe.example.com/api/v3/", "")
 	if h2, _ := r.hostFor("https://ghe.example.com/api/v3", ""); h2 != h {
 		t.Fatal("the same host twice got two transports")
 	}
@@ -236,7 +251,7 @@ func TestPlannedTeamRemovalIsSentWhateverTheOrgSnapshotSays(t *testing.T) {
 	f.SetMember("acme", "frank", "member")
 	f.AddTeam("acme", fakegithub.TeamSpec{Name: "eng", Members: []string{"alice", "frank"}})
 	p := teamProvider(t, f)
-	p.st = &orgState{roles: map[string]string{"alice": "member"}, logins: map[string]string{"alice": "alice"}, pending: map[string]bool{}}
+	p.st = &orgState{roles: map[string]string{"alice": "member"}, pending: map[string]bool{}}
 	cur := &providers.Group{DN: "cn=eng,ou=teams,dc=example,dc=net", CN: "eng", Members: []string{"alice", "frank"}}
 	des := &providers.Group{DN: cur.DN, CN: "eng", Members: []string{"alice"}, Attrs: map[string][]string{}}
 	c := &providers.Change{Kind: providers.UpdateGroup, DN: cur.DN, Desired: des, Current: cur, Remove: []string{"frank"},
@@ -264,8 +279,7 @@ func TestInvalidLoginNeverReachesATeamPath(t *testing.T) {
 	f.AddTeam("acme", fakegithub.TeamSpec{Name: "eng", Members: []string{"alice"}})
 	p := teamProvider(t, f)
 	evil := "../../../orgs/acme/teams/eng"
-	p.st = &orgState{roles: map[string]string{"alice": "member", strings.ToLower(evil): "member"},
-		logins: map[string]string{}, pending: map[string]bool{}}
+	p.st = &orgState{roles: map[string]string{"alice": "member", strings.ToLower(evil): "member"}, pending: map[string]bool{}}
 	cur := &providers.Group{DN: "cn=eng,ou=teams,dc=example,dc=net", CN: "eng", Members: []string{"alice"}}
 	des := &providers.Group{DN: cur.DN, CN: "eng", Members: []string{"alice", evil}, Attrs: map[string][]string{}}
 	out := p.Apply(context.Background(), &providers.Target{}, []*providers.Change{

@@ -70,6 +70,9 @@ func page(w http.ResponseWriter, r *http.Request, n int) (lo, hi int) {
 	link := func(p int, rel string) string {
 		u := *r.URL
 		u.Scheme, u.Host = "http", r.Host
+		if r.TLS != nil {
+			u.Scheme = "https"
+		}
 		v := url.Values{}
 		maps.Copy(v, q)
 		v.Set("page", strconv.Itoa(p))
@@ -251,6 +254,9 @@ func (s *Server) orgMembership(w http.ResponseWriter, r *http.Request, orgLogin,
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	if s.mixedCase(w, r, login) {
+		return
+	}
 	k := strings.ToLower(login)
 	o := s.org(orgLogin, false)
 	if o == nil || s.users[k] == "" {
@@ -536,6 +542,9 @@ func (s *Server) teamMembership(w http.ResponseWriter, r *http.Request, orgLogin
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	if s.mixedCase(w, r, login) {
+		return
+	}
 	o := s.org(orgLogin, false)
 	k := strings.ToLower(login)
 	if o == nil || o.teams[strings.ToLower(slug)] == nil || s.users[k] == "" {

@@ -6,9 +6,12 @@
 // pages that do not exist or pointing at another host, answers too large to read, canned
 // answers).
 //
-// The real go-github client talks to it: REST is served both at the root (for a client whose
-// BaseURL is URL()+"/") and under /api/v3 (for GitHub Enterprise-style URLs, APIURL()), and
-// GraphQL at /graphql, /api/graphql and /api/v3/graphql. GraphQL documents are parsed with
+// The real go-github client talks to it. By default REST is served both at the root (for a
+// client whose BaseURL is URL()+"/") and under /api/v3 (for GitHub Enterprise-style URLs,
+// APIURL()), and GraphQL at /graphql, /api/graphql and /api/v3/graphql; Options.Layout
+// restricts it to the paths one kind of GitHub host answers (RootLayout: api.github.com and
+// the Ruby plugin's acceptance fake; EnterpriseLayout: GitHub Enterprise Server), so that a
+// client building the wrong URLs gets 404s. GraphQL documents are parsed with
 // gqlparser and, given GitHub's published schema (Options.Schema), validated against it with
 // their variables before anything is executed, so a client bug such as an invented field or
 // an undeclared variable fails here as it would against GitHub (HTTP 200 with `errors`).
@@ -23,7 +26,10 @@
 //     team and answers state "pending"; they join the team when they accept;
 //   - org invitations are limited per 24 h (Options.InvitationLimit; GitHub: 50, 500 for
 //     older or paid orgs), and a user can block the org (Server.Block): both answer 422;
-//   - org invitations stay pending unless Options.AutoAccept is set.
+//   - org invitations stay pending unless Options.AutoAccept is set;
+//   - with Options.RejectMixedCaseLogins, a membership write whose login is not lower case
+//     answers 400, as the Ruby plugin's acceptance fake does (GitHub itself matches logins
+//     case-insensitively): a client that does not normalise logins fails loudly.
 package fakegithub
 
 import (
@@ -31,6 +37,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"log"
 	"maps"
 	"net"
 	"net/http"
@@ -78,7 +85,30 @@ type Options struct {
 	// org membership PUT or team membership PUT that invites someone counts); once used up
 	// they answer 422 "Over invitation rate limit". 0: no limit.
 	InvitationLimit int
+	// Layout is where the server answers (AnyLayout, RootLayout, EnterpriseLayout); other
+	// paths answer 404. Default AnyLayout.
+	Layout Layout
+	// RejectMixedCaseLogins answers 400 to org and team membership writes (PUT, DELETE)
+	// whose login has upper-case letters, and counts them in Stats.RejectedLogins.
+	RejectMixedCaseLogins bool
+	// TLS serves HTTPS (URL is https://...; Client trusts the server's certificate).
+	TLS bool
 }
+
+// Layout says under which paths the server answers, as GitHub's hosts do.
+type Layout uint8
+
+const (
+	// AnyLayout answers REST at the root and under /api/v3, and GraphQL at /graphql,
+	// /api/graphql and /api/v3/graphql: every client URL style works.
+	AnyLayout Layout = iota
+	// RootLayout answers REST at the root and GraphQL at /graphql only, as api.github.com
+	// and the Ruby plugin's acceptance fake do.
+	RootLayout
+	// EnterpriseLayout answers REST under /api/v3 and GraphQL at /api/graphql only, as
+	// GitHub Enterprise Server does (it does not serve /api/v3/graphql).
+	EnterpriseLayout
+)
 
 // Server is the fake. Create it with New and stop it with Close.
 type Server struct {
@@ -140,6 +170,11 @@ type Stats struct {
 	Connections int
 	// RejectedAuth counts requests answered 401.
 	RejectedAuth int
+	// RejectedLogins counts membership writes answered 400 for a login that is not lower
+	// case (Options.RejectMixedCaseLogins).
+	RejectedLogins int
+	// NotServed counts requests to paths the Layout does not serve (answered 404).
+	NotServed int
 	// GraphQLTeamDocs counts GraphQL documents reading at least one team; TeamAliases the
 	// team(slug:) fields they held; MaxTeamAliases the most in one document.
 	GraphQLTeamDocs, TeamAliases, MaxTeamAliases int
@@ -182,7 +217,13 @@ func New(opt Options) *Server {
 			s.mu.Unlock()
 		}
 	}
-	s.srv.Start()
+	if opt.TLS {
+		// A client closing its pool mid-handshake at the end of a test is not worth a log line.
+		s.srv.Config.ErrorLog = log.New(io.Discard, "", 0)
+		s.srv.StartTLS()
+	} else {
+		s.srv.Start()
+	}
 	if opt.TokenUser != "" {
 		s.addUser(opt.TokenUser)
 	}
@@ -211,13 +252,16 @@ func (s *Server) login(k string) string {
 // Close stops the server.
 func (s *Server) Close() { s.srv.Close() }
 
-// URL is the server root (REST at URL()+"/", GraphQL at URL()+"/graphql").
+// URL is the server root (REST at URL()+"/", GraphQL at URL()+"/graphql", unless the Layout
+// is EnterpriseLayout).
 func (s *Server) URL() string { return s.srv.URL }
 
-// APIURL is the GitHub Enterprise-style API base, usable as a provider's `addr`.
+// APIURL is the GitHub Enterprise-style API base (REST under it, GraphQL at /api/graphql),
+// usable as a provider's `addr` unless the Layout is RootLayout.
 func (s *Server) APIURL() string { return s.srv.URL + "/api/v3" }
 
-// Client returns an HTTP client for the server (plain HTTP; no special transport needed).
+// Client returns an HTTP client for the server (it trusts the server's certificate with
+// Options.TLS).
 func (s *Server) Client() *http.Client { return s.srv.Client() }
 
 // SetLatency changes the latency added to every request.
@@ -533,7 +577,15 @@ func Slugify(name string) string {
 
 // ServeHTTP implements http.Handler.
 func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
-	p := normalizePath(r.URL.Path)
+	p, served := s.opt.Layout.normalizePath(r.URL.Path)
+	if !served {
+		s.mu.Lock()
+		s.stats.Requests[r.Method+" (not served) "+r.URL.Path]++
+		s.stats.NotServed++
+		s.mu.Unlock()
+		notFound(w)
+		return
+	}
 	class, gql := routeClass(r.Method, p)
 	var body []byte
 	if r.Body != nil && r.Method != http.MethodGet {
@@ -602,15 +654,38 @@ func (s *Server) authorized(r *http.Request) bool {
 	return s.opt.Token == "" || tok == s.opt.Token
 }
 
-// normalizePath strips the GitHub Enterprise prefix so both URL styles share the routes.
-func normalizePath(p string) string {
+// normalizePath strips the GitHub Enterprise prefix so both URL styles share the routes, and
+// reports whether the layout serves the path at all.
+func (l Layout) normalizePath(p string) (string, bool) {
+	ghes := p == "/api/graphql" || strings.HasPrefix(p, "/api/v3/")
+	switch l {
+	case RootLayout:
+		if ghes {
+			return p, false
+		}
+	case EnterpriseLayout:
+		if !ghes || p == "/api/v3/graphql" {
+			return p, false
+		}
+	}
 	switch {
 	case p == "/api/graphql" || p == "/api/v3/graphql":
-		return "/graphql"
+		return "/graphql", true
 	case strings.HasPrefix(p, "/api/v3/"):
-		return p[len("/api/v3"):]
+		return p[len("/api/v3"):], true
 	}
-	return p
+	return p, true
+}
+
+// mixedCase answers 400 to a membership write for a login that is not lower case, when the
+// server is told to (Options.RejectMixedCaseLogins). Called with s.mu held.
+func (s *Server) mixedCase(w http.ResponseWriter, r *http.Request, login string) bool {
+	if !s.opt.RejectMixedCaseLogins || r.Method == http.MethodGet || login == strings.ToLower(login) {
+		return false
+	}
+	s.stats.RejectedLogins++
+	writeJSON(w, http.StatusBadRequest, map[string]any{"message": fmt.Sprintf("login %q is not lower case (this fake refuses mixed-case logins)", login)})
+	return true
 }
 
 // routeClass names the route of a request for the counters.

@@ -535,3 +535,94 @@ func TestMissingSchemaSkipsOutsideCIAndFailsInCI(t *testing.T) {
 		t.Errorf("under CI: logs %q, fatals %q", r.logs, r.fatals)
 	}
 }
+
+// Each layout answers only the paths its kind of host serves; the others are 404 and counted.
+func TestLayouts(t *testing.T) {
+	paths := []string{"/meta", "/graphql", "/api/v3/meta", "/api/graphql", "/api/v3/graphql"}
+	for _, tc := range []struct {
+		layout Layout
+		served []bool // per path above
+	}{
+		{AnyLayout, []bool{true, true, true, true, true}},
+		{RootLayout, []bool{true, true, false, false, false}},
+		{EnterpriseLayout, []bool{false, false, true, true, false}},
+	} {
+		s := newServer(t, Options{Layout: tc.layout})
+		for i, p := range paths {
+			method, body := http.MethodGet, ""
+			if strings.HasSuffix(p, "graphql") {
+				method, body = http.MethodPost, `{"query":"{ viewer { login } }"}`
+			}
+			req, _ := http.NewRequest(method, s.URL()+p, strings.NewReader(body))
+			req.Header.Set("Authorization", "bearer tok")
+			resp, err := s.Client().Do(req)
+			if err != nil {
+				t.Fatal(err)
+			}
+			resp.Body.Close()
+			if got := resp.StatusCode == http.StatusOK; got != tc.served[i] {
+				t.Errorf("layout %d: %s %s answered %d, want served=%v", tc.layout, method, p, resp.StatusCode, tc.served[i])
+			}
+		}
+		want := 0
+		for _, ok := range tc.served {
+			if !ok {
+				want++
+			}
+		}
+		if n := s.Stats().NotServed; n != want {
+			t.Errorf("layout %d: NotServed %d, want %d", tc.layout, n, want)
+		}
+	}
+}
+
+// RejectMixedCaseLogins refuses membership writes whose login has upper-case letters, as the
+// Ruby plugin's acceptance fake does; reads and lower-case writes go through.
+func TestRejectMixedCaseLogins(t *testing.T) {
+	ctx := context.Background()
+	s := newServer(t, Options{RejectMixedCaseLogins: true, AutoAccept: true})
+	s.AddUsers("DonSkoy")
+	s.AddOrg("meowsister")
+	if _, err := s.AddTeam("meowsister", TeamSpec{Name: "employees"}); err != nil {
+		t.Fatal(err)
+	}
+	c := client(t, s, false)
+	member := "member"
+	if _, resp, err := c.Organizations.EditOrgMembership(ctx, "DONSKoy", "meowsister", &gh.Membership{Role: &member}); err == nil || resp.StatusCode != http.StatusBadRequest {
+		t.Fatalf("mixed-case org PUT: %v", err)
+	}
+	if resp, err := c.Teams.RemoveTeamMembershipBySlug(ctx, "meowsister", "employees", "DonSkoy"); err == nil || resp.StatusCode != http.StatusBadRequest {
+		t.Fatalf("mixed-case team DELETE: %v", err)
+	}
+	if _, _, err := c.Organizations.EditOrgMembership(ctx, "donskoy", "meowsister", &gh.Membership{Role: &member}); err != nil {
+		t.Fatalf("lower-case org PUT: %v", err)
+	}
+	if _, _, err := c.Teams.AddTeamMembershipBySlug(ctx, "meowsister", "employees", "donskoy", nil); err != nil {
+		t.Fatalf("lower-case team PUT: %v", err)
+	}
+	if st := s.Stats(); st.RejectedLogins != 2 {
+		t.Errorf("RejectedLogins %d, want 2", st.RejectedLogins)
+	}
+	if m := s.Members("meowsister"); m["DonSkoy"] != "member" {
+		t.Errorf("members %v", m)
+	}
+}
+
+// With TLS the Link header of a paged list stays on https.
+func TestTLSLinks(t *testing.T) {
+	s := newServer(t, Options{TLS: true})
+	for i := range 3 {
+		s.SetMember("acme", fmt.Sprintf("u%d", i), "member")
+	}
+	if !strings.HasPrefix(s.URL(), "https://") {
+		t.Fatalf("URL %s", s.URL())
+	}
+	_, resp, err := client(t, s, false).Organizations.ListMembers(context.Background(), "acme",
+		&gh.ListMembersOptions{ListOptions: gh.ListOptions{PerPage: 1}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if l := resp.Header.Get("Link"); !strings.Contains(l, "<https://") {
+		t.Errorf("Link %s", l)
+	}
+}
