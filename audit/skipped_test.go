@@ -127,7 +127,7 @@ func TestRunRecordsNothingForSkippedTargets(t *testing.T) {
 			if err := a.Setup(ctx); err != nil {
 				t.Fatal(err)
 			}
-			if err := a.Commit(ctx, run); err != nil {
+			if _, err := a.Commit(ctx, run); err != nil {
 				t.Fatal(err)
 			}
 			got := tree(t, remote)
