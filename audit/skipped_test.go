@@ -9,6 +9,8 @@ import (
 	"testing/fstest"
 	"time"
 
+	"github.com/entitlements-go/entitlements/backends"
+
 	"github.com/entitlements-go/entitlements/calc"
 	"github.com/entitlements-go/entitlements/config"
 	"github.com/entitlements-go/entitlements/deploy"
@@ -54,7 +56,7 @@ func TestRunRecordsNothingForSkippedTargets(t *testing.T) {
 		"defs/apps/wiki.txt": {Data: []byte("username = bob\n")},
 		"defs/notes/all.txt": {Data: []byte("username = carol\n")},
 	}
-	repo, err := calc.LoadFS(ctx, fsys, "config.yaml", calc.Options{Now: time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)})
+	repo, err := calc.LoadFS(ctx, fsys, "config.yaml", calc.Options{Types: backends.Types(), Now: time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -105,7 +107,7 @@ func TestRunRecordsNothingForSkippedTargets(t *testing.T) {
 			fp.Seed("teams", &providers.Group{DN: dnSRE, CN: "sre", Members: []string{"carol"}})
 			fp.Seed("apps", &providers.Group{DN: dnWiki, CN: "wiki", Members: []string{"carol"}})
 			f := func(*config.OU) (providers.Provider, error) { return fp, nil }
-			opt := deploy.Options{Providers: map[string]deploy.Factory{"ldap": f}}
+			opt := deploy.Options{Backends: backends.Spec().WithFactory(f, "ldap")}
 			if tc.before != nil {
 				tc.before(fp)
 			}

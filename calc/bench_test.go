@@ -9,6 +9,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/entitlements-go/entitlements/backends"
+
 	"github.com/entitlements-go/entitlements/internal/synth"
 )
 
@@ -50,7 +52,7 @@ func benchRepo(b *testing.B) string {
 }
 
 func benchOptions() Options {
-	return Options{Now: time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)}
+	return Options{Now: time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC), Types: backends.Types()}
 }
 
 func BenchmarkLoad(b *testing.B) {

@@ -12,6 +12,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/entitlements-go/entitlements/backends"
+
 	"github.com/entitlements-go/entitlements/calc"
 	"github.com/entitlements-go/entitlements/internal/corpus"
 	"github.com/entitlements-go/entitlements/validate"
@@ -95,6 +97,7 @@ func runCase(t *testing.T, dir string) {
 		opt.LDAPGroups = snap
 	}
 	var got bytes.Buffer
+	opt.Types = backends.Types()
 	repo, err := calc.Load(context.Background(), "config.yaml", opt)
 	if err == nil {
 		var res *calc.Result

@@ -4,6 +4,8 @@ import (
 	"bytes"
 	"testing"
 	"testing/fstest"
+
+	"github.com/entitlements-go/entitlements/backends"
 )
 
 // TestDigest: the config digest moves with the config file and any group file (content or
@@ -18,7 +20,7 @@ func TestDigest(t *testing.T) {
 	}
 	digest := func(m fstest.MapFS) Digest {
 		t.Helper()
-		r, err := LoadFS(t.Context(), m, "config.yaml", Options{Now: testNow})
+		r, err := LoadFS(t.Context(), m, "config.yaml", Options{Now: testNow, Types: backends.Types()})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -36,7 +38,7 @@ func TestDigest(t *testing.T) {
 	for k, v := range base {
 		gone[k] = v
 	}
-	r, err := LoadFS(t.Context(), gone, "config.yaml", Options{Now: testNow})
+	r, err := LoadFS(t.Context(), gone, "config.yaml", Options{Now: testNow, Types: backends.Types()})
 	if err != nil {
 		t.Fatal(err)
 	}

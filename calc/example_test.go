@@ -9,6 +9,8 @@ import (
 	"strings"
 	"time"
 
+	"github.com/entitlements-go/entitlements/backends"
+
 	"github.com/entitlements-go/entitlements/calc"
 	"github.com/entitlements-go/entitlements/validate"
 )
@@ -19,6 +21,7 @@ func Example() {
 	repo, err := calc.Load(ctx, "../examples/config/entitlements.yaml", calc.Options{
 		Now:     time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC), // expirations depend on "today"
 		BaseDir: "../examples/config",                        // error and file paths are relative to it
+		Types:   backends.Types(),                            // the built-in backend types (ldap, github_team, ...)
 	})
 	if err != nil {
 		log.Fatal(err) // a validate.List: every problem of the repo, one per line
@@ -58,6 +61,7 @@ func ExampleLoad_errors() {
 	_, err := calc.Load(context.Background(), "testdata/example/entitlements.yaml", calc.Options{
 		BaseDir: "testdata/example",
 		Strict:  true, // the files of dummy OUs are checked even when nothing uses them
+		Types:   backends.Types(),
 	})
 	var list validate.List
 	if errors.As(err, &list) {

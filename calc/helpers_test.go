@@ -12,6 +12,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/entitlements-go/entitlements/backends"
+
 	"github.com/entitlements-go/entitlements/internal/corpus"
 	"github.com/entitlements-go/entitlements/validate"
 )
@@ -165,6 +167,9 @@ func defaults(opt Options, root string) Options {
 	}
 	if opt.Getenv == nil {
 		opt.Getenv = func(string) (string, bool) { return "", false }
+	}
+	if opt.Types == nil {
+		opt.Types = backends.Types()
 	}
 	return opt
 }

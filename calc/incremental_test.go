@@ -15,6 +15,8 @@ import (
 	"testing/fstest"
 	"time"
 
+	"github.com/entitlements-go/entitlements/backends"
+
 	"github.com/entitlements-go/entitlements/internal/synth"
 	"github.com/entitlements-go/entitlements/people"
 )
@@ -74,7 +76,7 @@ func resultJSON(t *testing.T, res *Result) string {
 }
 
 func incOptions() Options {
-	return Options{Now: time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC), Getenv: func(string) (string, bool) { return "x", true }}
+	return Options{Now: time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC), Types: backends.Types(), Getenv: func(string) (string, bool) { return "x", true }}
 }
 
 // firstFile returns the first file (sorted) under dir with the suffix.

@@ -786,7 +786,7 @@ func (r *Repo) enumerate(ctx context.Context, c *validate.Collector) error {
 	var lists []listed
 	total := 0
 	for _, ou := range r.cfg.SortedOUs() {
-		if ou.Mirror != "" || ou.Type == "member_of" {
+		if ou.Mirror != "" || ou.Spec.Derived {
 			continue
 		}
 		if !ou.Spec.Enumerates {

@@ -13,6 +13,8 @@ import (
 	"testing"
 	"testing/fstest"
 
+	"github.com/entitlements-go/entitlements/backends"
+
 	"github.com/entitlements-go/entitlements/config"
 	"github.com/entitlements-go/entitlements/people"
 	"github.com/entitlements-go/entitlements/validate"
@@ -311,7 +313,7 @@ func TestReadAheadOrder(t *testing.T) {
 		"ldap-config/lib/d.yaml": {Data: []byte("rules:\n  username: bob\n")},
 	}
 	fsys := &readAheadFS{MapFS: m}
-	opt := Options{Now: testNow, Parallelism: 1}
+	opt := Options{Now: testNow, Parallelism: 1, Types: backends.Types()}
 	base, err := LoadFS(t.Context(), fsys, "config.yaml", opt)
 	if err != nil {
 		t.Fatal(err)

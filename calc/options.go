@@ -46,7 +46,9 @@ type Options struct {
 	Methods map[string]Method
 	// FilterClasses adds custom filter classes, keyed by the `class:` string of the config.
 	FilterClasses map[string]FilterClass
-	// Types adds backend types (see config.TypeSpec), merged over the built-ins.
+	// Types are the backend types the config's OU entries may use (see config.TypeSpec).
+	// Default: none, and every OU entry is refused: pass backends.Types() for the built-in
+	// types (ldap, member_of, dummy, github_org, github_team, aad), plus any of your own.
 	Types []config.TypeSpec
 	// Getenv serves environment substitution in the config file. Default: os.LookupEnv.
 	Getenv func(string) (string, bool)

@@ -53,7 +53,8 @@ func BuiltinFilterClass(class string) (string, bool) {
 type Options struct {
 	// Getenv serves environment substitution. Default: os.LookupEnv.
 	Getenv func(string) (string, bool)
-	// Types adds or replaces backend types (merged over DefaultTypes by name).
+	// Types are the backend types OU entries may use (a later spec of the same name wins).
+	// Default: none, and every OU entry is refused; package backends has the built-in ones.
 	Types []TypeSpec
 	// FilterClasses names extra filter classes that an embedder implements in Go; configs may
 	// then use them as `class:` values.
@@ -242,7 +243,7 @@ func Parse(path string, data []byte, opt Options) (*Config, []validate.Warning, 
 	if base == "" {
 		base, _ = fsys.Getwd()
 	}
-	l := &loader{opt: opt, fsys: fsys, types: mergeTypes(opt.Types), rel: RelPath(base, path)}
+	l := &loader{opt: opt, fsys: fsys, types: typesByName(opt.Types), rel: RelPath(base, path)}
 	cfg := &Config{File: path, Dir: filepath.Dir(path), MaxParallelism: 1, baseDir: base,
 		byKey: map[string]*OU{}, People: map[string]*PeopleSource{}}
 	l.cfg = cfg
@@ -556,138 +557,36 @@ func (l *loader) groups(g, backends *yaml11.Node) {
 	}
 	l.overlaps()
 	for _, ou := range l.cfg.OUs {
-		if ou.Type != "member_of" {
-			continue
-		}
-		for _, it := range ou.Settings.n.Get("ou").Items {
-			if l.cfg.byKey[it.Text()] == nil && !l.broken[it.Text()] {
-				// The reference only fails when none of the listed OUs exists (at plan time).
-				l.c.Warn(l.rel, it.Line, "Group %q: member_of OU %s is not configured; it is ignored", ou.Key, show(it))
-			}
+		if ou.Spec.Check != nil {
+			ou.Spec.Check(&Checker{l}, ou)
 		}
 	}
 }
 
 // overlaps rejects two OUs that would manage the same things: each run of one would delete or
-// rewrite what the other wrote, and the config would flap forever.
+// rewrite what the other wrote, and the config would flap forever. Each type says what
+// overlapping means for it (TypeSpec.Overlap).
 func (l *loader) overlaps() {
 	ous := l.cfg.OUs
-	teams := map[string]map[string]string{} // OU key → team slug → file (teamFiles)
+	memo := map[string]map[string]string{} // OU key → its group files
+	files := func(ou *OU) map[string]string { return l.groupFiles(ou, memo) }
 	for j, b := range ous {
 		for _, a := range ous[:j] {
-			if a.Type != b.Type {
+			if a.Type != b.Type || a.Spec.Overlap == nil {
 				continue
 			}
-			why := overlap(a, b)
-			if why == "" && a.Type == "github_team" && sameOrg(a, b) {
-				why = l.sharedTeams(a, b, teams)
-			}
-			if why != "" {
+			if why := a.Spec.Overlap(a, b, files); why != "" {
 				l.errf(b.Line, "groups %q and %q overlap: %s; each run would undo the other's changes", a.Key, b.Key, why)
 			}
 		}
 	}
 }
 
-func setting(ou *OU, key string) *yaml11.Node { return ou.Settings.n.Get(key) }
-
-func settingText(ou *OU, key string) (string, bool) {
-	v := setting(ou, key)
-	if v == nil || v.Kind == yaml11.Null {
-		return "", false
-	}
-	return v.Text(), true
-}
-
-func settingTrue(ou *OU, key string) bool {
-	v := setting(ou, key)
-	return v != nil && v.Kind == yaml11.Bool && v.Bool
-}
-
-// sameServer compares a connection setting of two OUs. An unset value is def; with no
-// default, unset counts as the same as anything (it comes from elsewhere).
-func sameServer(a, b *OU, key, def string) bool {
-	x, okA := settingText(a, key)
-	y, okB := settingText(b, key)
-	if def != "" {
-		x, y, okA, okB = cmp.Or(x, def), cmp.Or(y, def), true, true
-	}
-	return !okA || !okB || strings.EqualFold(strings.TrimRight(strings.TrimSpace(x), "/"), strings.TrimRight(strings.TrimSpace(y), "/"))
-}
-
-func overlap(a, b *OU) string {
-	switch a.Type {
-	case "ldap":
-		if a.Base != "" && dn.Normalize(a.Base) == dn.Normalize(b.Base) && sameServer(a, b, "ldap_uri", "") {
-			return fmt.Sprintf("both manage the LDAP base %s", b.Base)
-		}
-	case "member_of":
-		x, _ := settingText(a, "memberof_attribute")
-		y, _ := settingText(b, "memberof_attribute")
-		if x != "" && strings.EqualFold(x, y) && sameServer(a, b, "ldap_uri", "") {
-			return fmt.Sprintf("both manage the person attribute %s", y)
-		}
-	case "github_team":
-		if sameOrg(a, b) && (settingTrue(a, "delete_teams") || settingTrue(b, "delete_teams")) {
-			return fmt.Sprintf("both manage the teams of GitHub org %s and delete_teams makes one of them delete every team without a file of its own", plain(setting(b, "org")))
-		}
-	case "github_org":
-		if sameOrg(a, b) {
-			return fmt.Sprintf("both manage the members of GitHub org %s and their roles", plain(setting(b, "org")))
-		}
-	case "aad":
-		if !settingTrue(a, "delete_groups") && !settingTrue(b, "delete_groups") || !sameServer(a, b, "tenant_id", "") {
-			return ""
-		}
-		x, okA := settingText(a, "managed_prefix")
-		y, okB := settingText(b, "managed_prefix")
-		if okA && okB && (strings.HasPrefix(strings.ToLower(x), strings.ToLower(y)) || strings.HasPrefix(strings.ToLower(y), strings.ToLower(x))) {
-			return fmt.Sprintf("delete_groups deletes the unclaimed groups under managed_prefix, and the prefixes %q and %q overlap", x, y)
-		}
-	}
-	return ""
-}
-
-// sameOrg reports whether two GitHub OUs name one org (GitHub logins are case-insensitive) on
-// one API host.
-func sameOrg(a, b *OU) bool {
-	x, _ := settingText(a, "org")
-	y, _ := settingText(b, "org")
-	return x != "" && strings.EqualFold(x, y) && sameServer(a, b, "addr", "https://api.github.com")
-}
-
-// sharedTeams describes the teams that two github_team OUs of one org both have a file for
-// ("" when none): each run of one would set the team to its own file's members.
-func (l *loader) sharedTeams(a, b *OU, memo map[string]map[string]string) string {
-	ta, tb := l.teamFiles(a, memo), l.teamFiles(b, memo)
-	var both []string
-	for slug := range ta {
-		if _, ok := tb[slug]; ok {
-			both = append(both, slug)
-		}
-	}
-	if len(both) == 0 {
-		return ""
-	}
-	slices.Sort(both)
-	org := plain(setting(b, "org"))
-	if len(both) == 1 {
-		return fmt.Sprintf("both manage the team %s of GitHub org %s (%s, %s)", both[0], org, ta[both[0]], tb[both[0]])
-	}
-	more := ""
-	if len(both) > 5 {
-		more = fmt.Sprintf(" and %d more", len(both)-5)
-		both = both[:5]
-	}
-	return fmt.Sprintf("both manage the teams %s%s of GitHub org %s", strings.Join(both, ", "), more, org)
-}
-
-// teamFiles maps the team slugs of a github_team OU (one team per group file: the file's cn
-// in lower case, as GitHub slugs it) to the file's path as messages show it.
-// It follows the enumeration rules of the calculation (spec 3.2): dotfiles, directories,
+// groupFiles maps the group names of an OU directory, in lower case, to each file's path as
+// messages show it (GroupFiles). It follows the enumeration rules of the calculation (spec 3.2): dotfiles, directories,
 // README.md and PR_TEMPLATE.md are no groups, nor are names the calculation refuses (that is
 // its own error).
-func (l *loader) teamFiles(ou *OU, memo map[string]map[string]string) map[string]string {
+func (l *loader) groupFiles(ou *OU, memo map[string]map[string]string) map[string]string {
 	if m, ok := memo[ou.Key]; ok {
 		return m
 	}
@@ -703,7 +602,7 @@ func (l *loader) teamFiles(ou *OU, memo map[string]map[string]string) map[string
 			continue
 		}
 		cn, ext, ok := strings.Cut(name, ".")
-		if !ok || strings.Contains(ext, ".") || (ext != "txt" && ext != "yaml" && ext != "rb") || !teamName(cn) {
+		if !ok || strings.Contains(ext, ".") || (ext != "txt" && ext != "yaml" && ext != "rb") || !groupName(cn) {
 			continue
 		}
 		m[strings.ToLower(cn)] = filepath.ToSlash(l.cfg.Rel(filepath.Join(ou.Dir, name)))
@@ -711,8 +610,8 @@ func (l *loader) teamFiles(ou *OU, memo map[string]map[string]string) map[string
 	return m
 }
 
-// teamName reports whether cn is a group name the calculation accepts ([A-Za-z0-9_-]+).
-func teamName(cn string) bool {
+// groupName reports whether cn is a group name the calculation accepts ([A-Za-z0-9_-]+).
+func groupName(cn string) bool {
 	if cn == "" {
 		return false
 	}
@@ -752,7 +651,13 @@ func (l *loader) ou(key string, m *yaml11.Node, line int) *OU {
 	}
 	spec, ok := l.types[t.Str]
 	if !ok {
-		l.errf(t.Line, "Entitlements configuration group %q has invalid type (%s)", key, show(t))
+		hint := ""
+		if len(l.types) == 0 {
+			hint = "; no backend type is registered (Options.Types: see package backends)"
+		} else if c := suggest.Closest(t.Str, slices.Values(slices.Sorted(maps.Keys(l.types)))); c != "" {
+			hint = fmt.Sprintf("; did you mean %q?", c)
+		}
+		l.errf(t.Line, "Entitlements configuration group %q has invalid type (%s)%s", key, show(t), hint)
 		return nil
 	}
 	ou := &OU{Key: key, Type: t.Str, Spec: spec, Line: line, Settings: Value{mergeMaps(&yaml11.Node{Kind: yaml11.Map}, m, "type")}}
@@ -780,9 +685,9 @@ func (l *loader) ou(key string, m *yaml11.Node, line int) *OU {
 					l.errf(v.Line, "Group %q attribute %s is supposed to be a value, not nil (is an environment variable unset?)", key, r)
 					bad = true
 				}
-			case r == "ou":
+			case slices.Contains(spec.Lists, r):
 				if v.Kind != yaml11.Seq {
-					l.errf(v.Line, "Group %q attribute ou is supposed to be Array, not %s!", key, v.RubyClass())
+					l.errf(v.Line, "Group %q attribute %s is supposed to be Array, not %s!", key, r, v.RubyClass())
 					bad = true
 				}
 			case !v.IsString():

@@ -1,4 +1,4 @@
-package config
+package config_test
 
 import (
 	"errors"
@@ -8,6 +8,9 @@ import (
 	"slices"
 	"strings"
 	"testing"
+
+	"github.com/entitlements-go/entitlements/backends"
+	. "github.com/entitlements-go/entitlements/config"
 
 	"github.com/entitlements-go/entitlements/validate"
 )
@@ -55,7 +58,7 @@ func tempRepo(t testing.TB) string {
 var testEnv = map[string]string{"BASE": "ou=from-env,dc=example", "EMPTY": ""}
 
 func testOptions(root string) Options {
-	return Options{BaseDir: root, Getenv: func(k string) (string, bool) { v, ok := testEnv[k]; return v, ok }}
+	return Options{Types: backends.Types(), BaseDir: root, Getenv: func(k string) (string, bool) { v, ok := testEnv[k]; return v, ok }}
 }
 
 // parse parses text as root/config.yaml.
@@ -65,7 +68,7 @@ func parse(t testing.TB, text string, opt ...Options) (*Config, []validate.Warni
 	o := testOptions(root)
 	if len(opt) > 0 {
 		o.FilterClasses = opt[0].FilterClasses
-		o.Types = opt[0].Types
+		o.Types = append(o.Types, opt[0].Types...)
 	}
 	cfg, warns, err := Parse(filepath.Join(root, "config.yaml"), []byte(text), o)
 	if err == nil {
@@ -576,7 +579,7 @@ people:
   y: {type: yaml, config: {filename: p.yaml}}
 people_data_source: y
 `
-	_, _, err := Parse(filepath.Join(dir, "config.yaml"), []byte(cfg), Options{BaseDir: dir})
+	_, _, err := Parse(filepath.Join(dir, "config.yaml"), []byte(cfg), Options{Types: backends.Types(), BaseDir: dir})
 	if err == nil || !strings.Contains(err.Error(), "does not enumerate") {
 		t.Fatalf("err = %v", err)
 	}

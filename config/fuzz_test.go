@@ -1,4 +1,4 @@
-package config
+package config_test
 
 import (
 	"errors"
@@ -7,6 +7,9 @@ import (
 	"slices"
 	"strings"
 	"testing"
+
+	"github.com/entitlements-go/entitlements/backends"
+	. "github.com/entitlements-go/entitlements/config"
 
 	"github.com/entitlements-go/entitlements/internal/corpus"
 	"github.com/entitlements-go/entitlements/validate"
@@ -103,7 +106,7 @@ func checkConfig(t *testing.T, cfg *Config) {
 	}
 	names := map[string]bool{}
 	for _, f := range cfg.Filters {
-		if f.Name == "" || names[f.Name] || slices.Contains(reservedFilterNames, f.Name) || !f.Config.IsMap() {
+		if f.Name == "" || names[f.Name] || slices.Contains(ReservedFilterNames, f.Name) || !f.Config.IsMap() {
 			t.Fatalf("filter %+v", f)
 		}
 		names[f.Name] = true
@@ -138,7 +141,7 @@ func TestCorpusConfigs(t *testing.T) {
 	}
 	loaded := 0
 	for _, m := range matches {
-		cfg, _, err := Load(m, Options{BaseDir: filepath.Dir(m), Getenv: func(string) (string, bool) { return "", false }})
+		cfg, _, err := Load(m, Options{Types: backends.Types(), BaseDir: filepath.Dir(m), Getenv: func(string) (string, bool) { return "", false }})
 		if err != nil {
 			var l validate.List
 			if !errors.As(err, &l) {

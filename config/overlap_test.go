@@ -1,10 +1,12 @@
-package config
+package config_test
 
 import (
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
+
+	. "github.com/entitlements-go/entitlements/config"
 )
 
 // Issue 10 item 8: two OUs that would manage the same things are rejected at load, naming both.

@@ -1,11 +1,11 @@
-package config
+package config_test
 
 import (
 	"path/filepath"
 	"strings"
 	"testing"
 
-	"github.com/entitlements-go/entitlements/internal/yaml11"
+	. "github.com/entitlements-go/entitlements/config"
 )
 
 // Issue 10 item 5: a substituted value is one string scalar exactly as given, whatever YAML
@@ -38,9 +38,9 @@ func TestSubstitutedValuesAreStringsAsGiven(t *testing.T) {
 				if err != nil {
 					t.Fatalf("error: %v", err)
 				}
-				got := cfg.OU("a").Settings.Get("ldap_bindpw").n
-				if got.Kind != yaml11.String || got.Str != v {
-					t.Fatalf("ldap_bindpw = %s %q, want the string %q", got.Kind, got.Str, v)
+				got, ok := cfg.OU("a").Settings.Get("ldap_bindpw").AsString()
+				if !ok || got != v {
+					t.Fatalf("ldap_bindpw = %q (a string: %v), want the string %q", got, ok, v)
 				}
 			})
 		}
@@ -48,7 +48,7 @@ func TestSubstitutedValuesAreStringsAsGiven(t *testing.T) {
 	// The whole scalar was one empty substitution: null, as `key:` with nothing (2.5).
 	text := strings.Replace(cfgText(okGroups), "ldap_bindpw: secret", `ldap_bindpw: <%= ENV["UNSET"] %>`, 1)
 	cfg, _, errs := parse(t, text)
-	if errs != nil || cfg.OU("a").Settings.Get("ldap_bindpw").n.Kind != yaml11.Null {
+	if errs != nil || !cfg.OU("a").Settings.Get("ldap_bindpw").IsNull() {
 		t.Fatalf("empty substitution: %v", errs)
 	}
 	// Flags and numbers given whole keep their type, so that configs can set them from the
@@ -58,7 +58,7 @@ func TestSubstitutedValuesAreStringsAsGiven(t *testing.T) {
 	o.Getenv = func(k string) (string, bool) { return map[string]string{"C": "true", "N": "3"}[k], true }
 	text = cfgText(ldapOU("a", "    create_if_missing: ${C}\n"), "max_parallelism: <%= ENV['N'] %>\n")
 	cfg, _, err := Parse(filepath.Join(root, "config.yaml"), []byte(text), o)
-	if err != nil || cfg.MaxParallelism != 3 || !cfg.OU("a").Settings.Get("create_if_missing").n.Bool {
+	if err != nil || cfg.MaxParallelism != 3 || !cfg.OU("a").SettingTrue("create_if_missing") {
 		t.Fatalf("typed substitution: %v", err)
 	}
 }

@@ -1,11 +1,17 @@
 package config
 
-import "slices"
+import (
+	"cmp"
+	"fmt"
+	"slices"
+	"strings"
+)
 
-// TypeSpec describes one backend type (the `type:` of an OU entry): how it is ordered, whether
-// its directory is enumerated, and which keys its OU entries accept. Providers register their
-// own specs through Options.Types; the built-in table below covers every type the reference
-// app and its GitHub/AAD plugins know.
+// TypeSpec describes one backend type (the `type:` of an OU entry) as the config loader and
+// the calculation need it: how it is ordered, whether its directory is enumerated, which keys
+// its OU entries accept, and when two of its OUs would undo each other's changes. The loader
+// knows no type by name: every spec comes from Options.Types, and each backend package
+// declares its own (see package backend).
 type TypeSpec struct {
 	Name string
 	// Priority orders OUs for processing (lower first), as the reference's controller sort.
@@ -13,6 +19,12 @@ type TypeSpec struct {
 	// Enumerates: every file of the OU directory is a managed group (ldap, github_team, ...).
 	// A type that does not enumerate (dummy) only evaluates files that are referenced.
 	Enumerates bool
+	// Derived: the OU has no group files of its own; what it writes derives from the groups
+	// of other OUs (member_of). Its directory is never read.
+	Derived bool
+	// CalculateOnly: the OU's groups are calculated (when referenced) but written nowhere, so
+	// it is never a target of plan or apply (dummy).
+	CalculateOnly bool
 	// Required and Optional list the accepted keys besides `type` and the common keys
 	// (dir, allowed_methods, allowed_types). AnyKeys disables key checks (dummy).
 	Required, Optional []string
@@ -27,62 +39,28 @@ type TypeSpec struct {
 	// Enums lists the values a key accepts (compared case-insensitively, since they name
 	// LDAP object classes and AD settings).
 	Enums map[string][]string
+	// Lists are keys whose value must be a list.
+	Lists []string
+	// Check validates what keys alone cannot say, once every OU is loaded (an OU that lists
+	// other OUs, for instance). It reports through c. Default: nothing more to check.
+	Check func(c *Checker, ou *OU)
+	// Overlap says why two OUs of this type would manage the same things, so that each run
+	// of one would undo the other's changes, or "" when they do not. files lists an OU's
+	// group files (see GroupFiles). Default: OUs of the type never overlap.
+	Overlap func(a, b *OU, files GroupFiles) string
 }
+
+// GroupFiles lists the group files of an OU directory: lower-cased group name → the file's
+// path relative to the base directory. Names that are not legal group names are left out.
+type GroupFiles func(ou *OU) map[string]string
 
 // commonKeys are accepted by every typed OU.
 var commonKeys = []string{"dir", "allowed_methods", "allowed_types"}
 
-var ldapConn = []string{"ldap_uri", "ldap_binddn", "ldap_bindpw", "person_dn_format"}
-var ldapOpt = []string{"ldap_ca_file", "disable_ssl_verification", "ldap_disable_ssl_verification", "ldap_starttls"}
-
-// ldapGroupOpt choose how an ldap OU's groups are stored (object_class, and for Active
-// Directory's group the group_scope and group_category) and how people map to entries
-// (person_attribute under person_base instead of person_dn_format). providers/ldap reads them.
-var ldapGroupOpt = []string{"object_class", "group_scope", "group_category", "person_attribute", "person_base"}
-
-// DefaultTypes is the built-in backend table. It is returned fresh on every call so that no
-// caller can mutate shared state.
-func DefaultTypes() []TypeSpec {
-	return []TypeSpec{
-		{Name: "ldap", Priority: 10, Enumerates: true,
-			Required:    append([]string{"base"}, ldapConn...),
-			Optional:    append(append([]string{"create_if_missing", "plugin", "mirror"}, ldapOpt...), ldapGroupOpt...),
-			Secrets:     []string{"ldap_bindpw", "ldap_binddn"},
-			Substitutes: map[string]string{"person_dn_format": "person_attribute"},
-			Enums: map[string][]string{
-				"object_class":   {"groupOfUniqueNames", "groupOfNames", "posixGroup", "group"},
-				"group_scope":    {"global", "domain_local", "universal"},
-				"group_category": {"security", "distribution"},
-			}},
-		{Name: "dummy", Priority: 10, AnyKeys: true},
-		{Name: "member_of", Priority: 20,
-			Required: append([]string{"memberof_attribute", "ou"}, ldapConn...),
-			Optional: ldapOpt,
-			Secrets:  []string{"ldap_bindpw", "ldap_binddn"}},
-		{Name: "github_org", Priority: 30, Enumerates: true,
-			Required: []string{"org", "token", "base"},
-			Optional: []string{"addr", "graphql_url", "ignore_not_found", "features", "ignore", "min_admins"},
-			Secrets:  []string{"token"}},
-		{Name: "github_team", Priority: 40, Enumerates: true,
-			Required: []string{"org", "token", "base"},
-			Optional: []string{"addr", "graphql_url", "ignore_not_found", "delete_teams"},
-			Secrets:  []string{"token"}},
-		{Name: "aad", Priority: 50, Enumerates: true,
-			Required: []string{"base"},
-			Optional: []string{"tenant_id", "client_id", "client_secret", "user_principal_format",
-				"create_if_missing", "ignore_not_found", "delete_groups", "managed_prefix", "graph_url"},
-			Secrets: []string{"tenant_id", "client_id", "client_secret"}},
-	}
-}
-
-// mergeTypes overlays user specs over the defaults by name (a user's partial list never
-// removes the built-ins).
-func mergeTypes(user []TypeSpec) map[string]TypeSpec {
-	out := map[string]TypeSpec{}
-	for _, t := range DefaultTypes() {
-		out[t.Name] = t
-	}
-	for _, t := range user {
+// typesByName indexes the specs; a later spec of the same name replaces an earlier one.
+func typesByName(specs []TypeSpec) map[string]TypeSpec {
+	out := make(map[string]TypeSpec, len(specs))
+	for _, t := range specs {
 		out[t.Name] = t
 	}
 	return out
@@ -104,4 +82,53 @@ func (t TypeSpec) keys() func(yield func(string) bool) {
 func (t TypeSpec) accepts(key string) bool {
 	return t.AnyKeys || slices.Contains(commonKeys, key) || slices.Contains(t.Required, key) ||
 		slices.Contains(t.Optional, key)
+}
+
+// Checker is what a TypeSpec's Check sees: the loaded configuration, and where to report.
+type Checker struct{ l *loader }
+
+// Config is the configuration loaded so far (every OU entry that loaded).
+func (c *Checker) Config() *Config { return c.l.cfg }
+
+// Refused reports whether key names an OU entry that was refused (reported already): what
+// refers to it should not report it again as missing.
+func (c *Checker) Refused(key string) bool { return c.l.broken[key] }
+
+// Errorf reports an error at a line of the config file.
+func (c *Checker) Errorf(line int, format string, args ...any) { c.l.errf(line, format, args...) }
+
+// Warnf reports a warning at a line of the config file.
+func (c *Checker) Warnf(line int, format string, args ...any) {
+	c.l.c.Warn(c.l.rel, line, "%s", fmt.Sprintf(format, args...))
+}
+
+// Show renders a setting for a message: a short excerpt, never a substituted value or the
+// value of a secret key.
+func (c *Checker) Show(v Value) string { return show(v.n) }
+
+// Setting is the text of an OU setting, and whether it is set (not missing, not null).
+func (ou *OU) Setting(key string) (string, bool) {
+	v := ou.Settings.Get(key)
+	if v.IsNull() {
+		return "", false
+	}
+	return v.Text(), true
+}
+
+// SettingTrue reports whether an OU setting is the boolean true.
+func (ou *OU) SettingTrue(key string) bool {
+	b, ok := ou.Settings.Get(key).AsBool()
+	return ok && b
+}
+
+// SameServer compares a connection setting of two OUs (an URI, a tenant), ignoring case,
+// surrounding blanks and a trailing slash. An unset value is def; with no default, unset
+// counts as the same as anything (the value comes from elsewhere, such as the environment).
+func SameServer(a, b *OU, key, def string) bool {
+	x, okA := a.Setting(key)
+	y, okB := b.Setting(key)
+	if def != "" {
+		x, y, okA, okB = cmp.Or(x, def), cmp.Or(y, def), true, true
+	}
+	return !okA || !okB || strings.EqualFold(strings.TrimRight(strings.TrimSpace(x), "/"), strings.TrimRight(strings.TrimSpace(y), "/"))
 }

@@ -87,6 +87,10 @@ func (v Value) AsInt() (i int64, ok bool) {
 	return v.n.Int, true
 }
 
+// Shown renders the value for a message: its text, shortened and with control characters
+// escaped, or a placeholder when it came from the environment.
+func (v Value) Shown() string { return plain(v.n) }
+
 // Text renders the value as Ruby's to_s would, which is how the reference uses settings as
 // text: "" when absent or null, "true", "42", "1.5", the string itself; lists and maps in
 // Ruby's inspect format (secrets filtered).
@@ -103,19 +107,6 @@ func (v Value) Map() map[string]any {
 		return m
 	}
 	return map[string]any{}
-}
-
-// Setting returns one key of the OU's settings as a plain Go value (nil when absent):
-// ou.Settings.Get(key).Interface().
-func (ou *OU) Setting(key string) any { return ou.Settings.Get(key).Interface() }
-
-// SettingString returns a scalar setting as text ("" when absent or not a scalar).
-func (ou *OU) SettingString(key string) string {
-	v := ou.Settings.Get(key)
-	if v.IsNull() || v.IsList() || v.IsMap() {
-		return ""
-	}
-	return v.Text()
 }
 
 // SettingsMap returns every setting of the OU as a plain Go map (never nil).

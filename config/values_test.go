@@ -1,4 +1,4 @@
-package config
+package config_test
 
 import (
 	"encoding/json"
@@ -6,6 +6,9 @@ import (
 	"path/filepath"
 	"reflect"
 	"testing"
+
+	"github.com/entitlements-go/entitlements/backends"
+	. "github.com/entitlements-go/entitlements/config"
 )
 
 // The shorthand accessors give the settings as plain Go values.
@@ -43,19 +46,19 @@ people:
     config:
       filename: people.yaml
 people_data_source: yaml
-`), Options{BaseDir: root, Getenv: func(string) (string, bool) { return "", false }})
+`), Options{Types: backends.Types(), BaseDir: root, Getenv: func(string) (string, bool) { return "", false }})
 	if err != nil {
 		t.Fatal(err)
 	}
 	ou := cfg.OU("teams")
-	if got := ou.Setting("create_if_missing"); got != true {
-		t.Errorf("Setting(create_if_missing) = %#v", got)
+	if !ou.SettingTrue("create_if_missing") {
+		t.Errorf("SettingTrue(create_if_missing) = false")
 	}
-	if got := ou.SettingString("base"); got != "ou=Teams" {
-		t.Errorf("SettingString(base) = %q", got)
+	if got, ok := ou.Setting("base"); got != "ou=Teams" || !ok {
+		t.Errorf("Setting(base) = %q, %v", got, ok)
 	}
-	if got := ou.Setting("nope"); got != nil {
-		t.Errorf("missing setting = %#v", got)
+	if got, ok := ou.Setting("nope"); got != "" || ok {
+		t.Errorf("missing setting = %q, %v", got, ok)
 	}
 	if m := ou.SettingsMap(); m["ldap_uri"] != "ldaps://ldap.example.net" {
 		t.Errorf("SettingsMap = %#v", m)

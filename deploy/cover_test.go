@@ -7,6 +7,8 @@ import (
 	"slices"
 	"testing"
 
+	"github.com/entitlements-go/entitlements/backends"
+
 	"github.com/entitlements-go/entitlements/config"
 	"github.com/entitlements-go/entitlements/deploy"
 	"github.com/entitlements-go/entitlements/providers"
@@ -50,7 +52,7 @@ func coverPlan(t *testing.T, fp *fake.Provider, ssh string) (*deploy.Plan, deplo
 		}
 		return fp, nil
 	}
-	opt := deploy.Options{Providers: map[string]deploy.Factory{"ldap": f, "member_of": f}, Force: true}
+	opt := deploy.Options{Backends: backends.Spec().WithFactory(f, "ldap", "member_of"), Force: true}
 	plan, err := deploy.Build(context.Background(), res, cfg, opt)
 	if err != nil {
 		t.Fatal(err)

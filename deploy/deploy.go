@@ -14,21 +14,18 @@ import (
 	"sync"
 	"time"
 
+	"github.com/entitlements-go/entitlements/backend"
 	"github.com/entitlements-go/entitlements/calc"
 	"github.com/entitlements-go/entitlements/config"
-	"github.com/entitlements-go/entitlements/internal/dn"
 	"github.com/entitlements-go/entitlements/providers"
 )
 
-// Factory builds the provider for one OU. A factory may return the same provider for several
-// OUs (one LDAP connection pool per server).
-type Factory func(ou *config.OU) (providers.Provider, error)
-
 // Options configure Build. Zero fields take the documented defaults.
 type Options struct {
-	// Providers maps a backend type ("ldap", "member_of", "github_team", ...) to its factory.
-	// OUs of other types (dummy) are not targets.
-	Providers map[string]Factory
+	// Backends are the backend types: the factory of each type's providers, and the planner
+	// of derived types. OUs whose type is calculate-only (dummy) are not targets; an OU whose
+	// type has no factory here is reported as a target that cannot be planned.
+	Backends *backend.Registry
 	// Guard is the removal guard. Default providers.DefaultGuard(); Force disables it.
 	Guard *providers.Guard
 	Force bool
@@ -42,7 +39,7 @@ type Options struct {
 }
 
 // ApplyOptions configure Apply. Apply writes through the providers the plan was built with
-// (Options.Providers of Build); it needs no factories of its own.
+// (Options.Backends of Build); it needs no factories of its own.
 type ApplyOptions struct {
 	// Logger receives one line per write. Default: discard.
 	Logger *slog.Logger
@@ -82,6 +79,8 @@ type TargetPlan struct {
 	Counters map[string]int64
 
 	provider providers.Provider
+	derive   providers.Deriver // derived types (member_of)
+	current  int               // derived targets: the values people hold now
 	target   *providers.Target
 	state    *providers.State
 }
@@ -161,16 +160,21 @@ func Build(ctx context.Context, res *calc.Result, cfg *config.Config, opt Option
 		byOU[g.OU] = append(byOU[g.OU], g)
 	}
 	for _, ou := range cfg.SortedOUs() {
-		f, ok := opt.Providers[ou.Type]
-		if !ok {
-			if ou.Type != "dummy" {
-				plan.Targets = append(plan.Targets, &TargetPlan{OU: ou.Key, Type: ou.Type,
-					Err: fmt.Errorf("no provider is available for backend type %q", ou.Type)})
-			}
+		if ou.Spec.CalculateOnly {
 			continue
 		}
-		tp := &TargetPlan{OU: ou.Key, Type: ou.Type, target: &providers.Target{OU: ou}}
-		p, err := f(ou)
+		var b backend.Backend
+		ok := false
+		if opt.Backends != nil {
+			b, ok = opt.Backends.Lookup(ou.Type)
+		}
+		if !ok || b.New == nil {
+			plan.Targets = append(plan.Targets, &TargetPlan{OU: ou.Key, Type: ou.Type,
+				Err: fmt.Errorf("no provider is available for backend type %q", ou.Type)})
+			continue
+		}
+		tp := &TargetPlan{OU: ou.Key, Type: ou.Type, target: &providers.Target{OU: ou}, derive: b.Derive}
+		p, err := b.New(ou)
 		if err != nil {
 			tp.Err = fmt.Errorf("building provider: %w", err)
 		}
@@ -180,7 +184,7 @@ func Build(ctx context.Context, res *calc.Result, cfg *config.Config, opt Option
 	sem := make(chan struct{}, opt.ReadConcurrency)
 	var wg sync.WaitGroup
 	for _, tp := range plan.Targets {
-		if tp.Err != nil || tp.provider == nil || tp.Type == "member_of" {
+		if tp.Err != nil || tp.provider == nil || tp.derive != nil {
 			continue
 		}
 		wg.Add(1)
@@ -198,19 +202,20 @@ func Build(ctx context.Context, res *calc.Result, cfg *config.Config, opt Option
 		}()
 	}
 	wg.Wait()
-	// member_of targets come last: they derive from the groups of other targets, and must not
+	// Derived targets come last: they derive from the groups of other targets, and must not
 	// write anything when one of those could not be planned (failed read, refused by the guard).
+	var people []providers.Person
 	for _, tp := range plan.Targets {
-		if tp.Err != nil || tp.provider == nil || tp.Type != "member_of" {
+		if tp.Err != nil || tp.provider == nil || tp.derive == nil {
 			continue
 		}
-		start := time.Now()
-		tp.Changes, tp.Err = planMemberOf(tp, res, cfg, plan)
-		if tp.Err == nil {
-			tp.Fingerprint = peopleFingerprint(res, tp.target.OU)
+		if people == nil {
+			people = peopleOf(res)
 		}
+		start := time.Now()
+		tp.Err = planDerived(tp, cfg, plan, byOU, people)
 		if tp.Err == nil && !opt.Force {
-			if err := opt.Guard.CheckPeople(tp.OU, currentValues(res, tp.target.OU), tp.Changes); err != nil {
+			if err := opt.Guard.CheckPeople(tp.OU, tp.current, tp.Changes); err != nil {
 				tp.Err = err
 			}
 		}
@@ -261,8 +266,8 @@ func globalGuard(plan *Plan, res *calc.Result, g *providers.Guard) {
 	for _, tp := range plan.Targets {
 		var removed, total int
 		switch {
-		case tp.Type == "member_of" && tp.provider != nil && (tp.Err == nil || Refused(tp.Err)):
-			removed, total = providers.PeopleRemovals(tp.Changes), currentValues(res, tp.target.OU)
+		case tp.derive != nil && tp.provider != nil && (tp.Err == nil || Refused(tp.Err)):
+			removed, total = providers.PeopleRemovals(tp.Changes), tp.current
 		case tp.state != nil:
 			removed, total = providers.Removals(tp.state, tp.Changes)
 		default:
@@ -318,7 +323,9 @@ func planGroups(ctx context.Context, tp *TargetPlan, groups []*calc.Group, opt O
 	}
 	tp.state = st
 	tp.Fingerprint = Fingerprint(st)
-	deletes := true
+	// A provider that does not say it deletes groups never deletes one: a missing policy must
+	// not turn into deleting every group without a file.
+	deletes := false
 	if dp, ok := tp.provider.(providers.DeletePolicy); ok {
 		deletes = dp.DeletesGroups(tp.target)
 	}
@@ -331,105 +338,47 @@ func planGroups(ctx context.Context, tp *TargetPlan, groups []*calc.Group, opt O
 	return nil
 }
 
-// planMemberOf computes the member_of attribute of every person: the DNs of the groups of
-// the listed OUs that contain them. People whose value does not change produce no change.
-func planMemberOf(tp *TargetPlan, res *calc.Result, cfg *config.Config, plan *Plan) ([]*providers.Change, error) {
-	ou := tp.target.OU
-	attr := ou.Settings.Get("memberof_attribute").Text()
-	var listed []string
-	for _, it := range ou.Settings.Get("ou").Items() {
-		k := it.Text()
-		if o := cfg.OU(k); o != nil && o.Mirror == "" && o.Spec.Enumerates {
-			listed = append(listed, k)
-		}
+// planDerived plans a derived target from the calculated groups of its sources.
+func planDerived(tp *TargetPlan, cfg *config.Config, plan *Plan, byOU map[string][]*calc.Group, people []providers.Person) error {
+	sources, err := tp.derive.Sources(tp.target.OU, cfg)
+	if err != nil {
+		return err
 	}
 	for _, other := range plan.Targets {
-		if other.Err != nil && slices.Contains(listed, other.OU) {
-			return nil, fmt.Errorf("not planned because target %s, whose groups it lists, could not be planned", other.OU)
+		if other.Err != nil && slices.Contains(sources, other.OU) {
+			return fmt.Errorf("not planned because target %s, whose groups it lists, could not be planned", other.OU)
 		}
 	}
-	if len(listed) == 0 {
-		var all []string
-		for _, it := range ou.Settings.Get("ou").Items() {
-			all = append(all, it.Text())
-		}
-		return nil, fmt.Errorf("memberOf emulator found no OUs matching: %s", strings.Join(all, ", "))
-	}
-	want := map[string][]string{}
-	for _, k := range listed {
-		var gs []*calc.Group
-		for _, g := range res.Groups {
-			if g.OU == k && !g.Mirror {
-				gs = append(gs, g)
+	var in providers.DerivedInput
+	in.People = people
+	for _, k := range sources {
+		var gs []*providers.Group
+		for _, g := range byOU[k] {
+			if !g.Mirror {
+				gs = append(gs, &providers.Group{DN: g.DN, CN: g.CN, Members: g.Members})
 			}
 		}
-		slices.SortFunc(gs, func(a, b *calc.Group) int { return strings.Compare(a.DN, b.DN) })
-		for _, g := range gs {
-			for _, m := range g.Members {
-				want[m] = append(want[m], g.DN)
-			}
-		}
+		slices.SortFunc(gs, func(a, b *providers.Group) int { return strings.Compare(a.DN, b.DN) })
+		in.Groups = append(in.Groups, gs...)
 	}
-	dir := res.People()
-	var changes []*providers.Change
-	for _, uid := range dir.UIDs() {
-		id, _ := dir.Lookup(uid)
-		old := attrValues(dir.Person(id).Attrs, attr)
-		nw := want[uid]
-		if sameSet(old, nw) {
-			continue
-		}
-		changes = append(changes, &providers.Change{Kind: providers.UpdatePerson, OU: ou.Key, Person: uid,
-			Attribute: attr, Values: nw, OldValues: old})
+	dp, err := tp.derive.Plan(tp.target.OU, in)
+	if err != nil {
+		return err
 	}
-	return changes, nil
-}
-
-// currentValues counts the member_of values people hold now (the guard's denominator).
-func currentValues(res *calc.Result, ou *config.OU) int {
-	attr := ou.Settings.Get("memberof_attribute").Text()
-	dir := res.People()
-	n := 0
-	for _, uid := range dir.UIDs() {
-		id, _ := dir.Lookup(uid)
-		n += len(attrValues(dir.Person(id).Attrs, attr))
-	}
-	return n
-}
-
-func attrValues(attrs map[string]any, name string) []string {
-	for k, v := range attrs {
-		if !strings.EqualFold(k, name) {
-			continue
-		}
-		switch x := v.(type) {
-		case string:
-			return []string{x}
-		case []any:
-			out := make([]string, 0, len(x))
-			for _, e := range x {
-				out = append(out, fmt.Sprint(e))
-			}
-			return out
-		case []string:
-			return x
-		}
-	}
+	tp.Changes, tp.current, tp.Fingerprint = dp.Changes, dp.Current, dp.Fingerprint
 	return nil
 }
 
-// sameSet compares two lists of DNs as sets of normalised DNs: a server that spells
-// `CN=x,OU=y` must not make every person differ on every run.
-func sameSet(a, b []string) bool {
-	norm := func(in []string) []string {
-		out := make([]string, len(in))
-		for i, v := range in {
-			out[i] = dn.Normalize(v)
-		}
-		slices.Sort(out)
-		return slices.Compact(out)
+// peopleOf lists the people of the calculation for derived targets, in uid order.
+func peopleOf(res *calc.Result) []providers.Person {
+	dir := res.People()
+	uids := dir.UIDs()
+	out := make([]providers.Person, len(uids))
+	for i, uid := range uids {
+		id, _ := dir.Lookup(uid)
+		out[i] = providers.Person{UID: uid, Attrs: dir.Person(id).Attrs}
 	}
-	return slices.Equal(norm(a), norm(b))
+	return out
 }
 
 // Report is the outcome of Apply.
@@ -504,7 +453,7 @@ func Apply(ctx context.Context, plan *Plan, opt ApplyOptions) (*Report, error) {
 			changes = changes[1:]
 		}
 		var outs []providers.Outcome
-		if tp.Type == "member_of" {
+		if tp.derive != nil {
 			pw, ok := tp.provider.(providers.PersonWriter)
 			if !ok {
 				tr.Err = fmt.Errorf("provider cannot write person attributes")

@@ -11,6 +11,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/entitlements-go/entitlements/backends"
+
 	"github.com/entitlements-go/entitlements/calc"
 	"github.com/entitlements-go/entitlements/config"
 	"github.com/entitlements-go/entitlements/deploy"
@@ -65,7 +67,7 @@ func repo(t *testing.T, files map[string]string) (*calc.Result, *config.Config) 
 		}
 	}
 	r, err := calc.Load(context.Background(), filepath.Join(dir, "config.yaml"),
-		calc.Options{Now: time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC), BaseDir: dir})
+		calc.Options{Types: backends.Types(), Now: time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC), BaseDir: dir})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -84,7 +86,7 @@ var defs = map[string]string{
 
 func options(fp *fake.Provider) deploy.Options {
 	f := func(*config.OU) (providers.Provider, error) { return fp, nil }
-	return deploy.Options{Providers: map[string]deploy.Factory{"ldap": f, "member_of": f}}
+	return deploy.Options{Backends: backends.Spec().WithFactory(f, "ldap", "member_of")}
 }
 
 func TestPlanApplyConverges(t *testing.T) {
@@ -283,7 +285,7 @@ func TestContainerWithoutPreparer(t *testing.T) {
 	f := func(*config.OU) (providers.Provider, error) {
 		return struct{ providers.Provider }{fp}, nil // hides Prepare
 	}
-	opt := deploy.Options{Providers: map[string]deploy.Factory{"ldap": f, "member_of": f}}
+	opt := deploy.Options{Backends: backends.Spec().WithFactory(f, "ldap", "member_of")}
 	plan, _ := deploy.Build(context.Background(), res, cfg, opt)
 	rep, _ := deploy.Apply(context.Background(), plan, opt.ApplyOptions())
 	if err := rep.Err(); err == nil || !strings.Contains(err.Error(), "cannot create it") {

@@ -7,6 +7,8 @@ import (
 	"testing/fstest"
 	"time"
 
+	"github.com/entitlements-go/entitlements/backends"
+
 	"github.com/entitlements-go/entitlements/calc"
 	"github.com/entitlements-go/entitlements/config"
 	"github.com/entitlements-go/entitlements/deploy"
@@ -24,14 +26,14 @@ func ExampleSavedPlan() {
 		"defs/teams/sre.txt": {Data: []byte("username = alice\n")},
 		"defs/apps/ssh.txt":  {Data: []byte("username = bob\n")},
 	}
-	repo, err := calc.LoadFS(ctx, fsys, "config.yaml", calc.Options{Now: time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)})
+	repo, err := calc.LoadFS(ctx, fsys, "config.yaml", calc.Options{Types: backends.Types(), Now: time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)})
 	if err != nil {
 		panic(err)
 	}
 	res, _ := repo.Calculate(ctx)
 	fp := fake.New()
 	f := func(*config.OU) (providers.Provider, error) { return fp, nil }
-	opt := deploy.Options{Providers: map[string]deploy.Factory{"ldap": f, "member_of": f}}
+	opt := deploy.Options{Backends: backends.Spec().WithFactory(f, "ldap", "member_of")}
 
 	plan, _ := deploy.Build(ctx, res, repo.Config(), opt)
 	var file bytes.Buffer

@@ -6,6 +6,8 @@ import (
 	"log"
 	"time"
 
+	"github.com/entitlements-go/entitlements/backends"
+
 	"github.com/entitlements-go/entitlements/calc"
 	"github.com/entitlements-go/entitlements/config"
 	"github.com/entitlements-go/entitlements/deploy"
@@ -18,7 +20,7 @@ import (
 func Example() {
 	ctx := context.Background()
 	repo, err := calc.Load(ctx, "../examples/config/entitlements.yaml",
-		calc.Options{Now: time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)})
+		calc.Options{Types: backends.Types(), Now: time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)})
 	if err != nil {
 		log.Fatal(err)
 	}
@@ -30,9 +32,7 @@ func Example() {
 	fp := fake.New()
 	fp.Seed("pizza_teams", &providers.Group{DN: "cn=sre,ou=Pizza_Teams,ou=Groups,dc=example,dc=net",
 		CN: "sre", Description: "Site reliability engineering", Members: []string{"Dave", "frank"}})
-	opt := deploy.Options{Providers: map[string]deploy.Factory{
-		"ldap": func(*config.OU) (providers.Provider, error) { return fp, nil },
-	}}
+	opt := deploy.Options{Backends: backends.Spec().WithFactory(func(*config.OU) (providers.Provider, error) { return fp, nil }, "ldap")}
 
 	plan, err := deploy.Build(ctx, res, repo.Config(), opt)
 	if err != nil {

@@ -10,6 +10,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/entitlements-go/entitlements/backends"
+
 	"github.com/entitlements-go/entitlements/calc"
 	"github.com/entitlements-go/entitlements/config"
 	"github.com/entitlements-go/entitlements/deploy"
@@ -48,7 +50,7 @@ func sixTargets(t *testing.T) (*calc.Result, *config.Config, *fake.Provider) {
 		}
 	}
 	r, err := calc.Load(context.Background(), filepath.Join(dir, "config.yaml"),
-		calc.Options{Now: time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC), BaseDir: dir})
+		calc.Options{Types: backends.Types(), Now: time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC), BaseDir: dir})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -83,7 +85,7 @@ func TestGlobalGuard(t *testing.T) {
 			if c.guard != nil {
 				c.guard(&g)
 			}
-			opt := deploy.Options{Providers: map[string]deploy.Factory{"ldap": func(*config.OU) (providers.Provider, error) { return fp, nil }},
+			opt := deploy.Options{Backends: backends.Spec().WithFactory(func(*config.OU) (providers.Provider, error) { return fp, nil }, "ldap"),
 				Guard: &g, Force: c.force}
 			plan, err := deploy.Build(ctx, res, cfg, opt)
 			if err != nil {
@@ -163,7 +165,7 @@ func TestPeopleLossGuard(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	r, err := calc.Load(context.Background(), filepath.Join(dir, "config.yaml"), calc.Options{BaseDir: dir})
+	r, err := calc.Load(context.Background(), filepath.Join(dir, "config.yaml"), calc.Options{Types: backends.Types(), BaseDir: dir})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -186,7 +188,7 @@ func TestPeopleLossGuard(t *testing.T) {
 				c.guard(&g)
 			}
 			plan, err := deploy.Build(context.Background(), res, r.Config(), deploy.Options{Guard: &g,
-				Providers: map[string]deploy.Factory{"ldap": func(*config.OU) (providers.Provider, error) { return fp, nil }}})
+				Backends: backends.Spec().WithFactory(func(*config.OU) (providers.Provider, error) { return fp, nil }, "ldap")})
 			if err != nil {
 				t.Fatal(err)
 			}

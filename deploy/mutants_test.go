@@ -9,6 +9,9 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/entitlements-go/entitlements/backend"
+	"github.com/entitlements-go/entitlements/backends"
+
 	"github.com/entitlements-go/entitlements/config"
 	"github.com/entitlements-go/entitlements/deploy"
 	"github.com/entitlements-go/entitlements/providers"
@@ -39,9 +42,9 @@ func (d desirer) Desire(_ *providers.Target, g *providers.Group) error {
 	return nil
 }
 
-func factories(p providers.Provider) map[string]deploy.Factory {
+func factories(p providers.Provider) *backend.Registry {
 	f := func(*config.OU) (providers.Provider, error) { return p, nil }
-	return map[string]deploy.Factory{"ldap": f, "member_of": f}
+	return backends.Spec().WithFactory(f, "ldap", "member_of")
 }
 
 func targetPlan(t *testing.T, plan *deploy.Plan, ou string) *deploy.TargetPlan {
@@ -82,7 +85,7 @@ func TestFailedPrepareWritesNoGroupOfThatTarget(t *testing.T) {
 	fp := fake.New()
 	fp.SetContainerMissing("teams")
 	p := failingPrepare{fp}
-	opt := deploy.Options{Providers: factories(p)}
+	opt := deploy.Options{Backends: factories(p)}
 	plan, err := deploy.Build(context.Background(), res, cfg, opt)
 	if err != nil || plan.Err() != nil {
 		t.Fatal(err, plan.Err())
@@ -139,7 +142,7 @@ func TestDesireErrorsFailTheTarget(t *testing.T) {
 	res, cfg := repo(t, defs)
 	fp := fake.New()
 	p := desirer{Provider: fp, refuse: map[string]bool{"ssh": true, "wiki": true}}
-	opt := deploy.Options{Providers: factories(p)}
+	opt := deploy.Options{Backends: factories(p)}
 	plan, err := deploy.Build(context.Background(), res, cfg, opt)
 	if err != nil {
 		t.Fatal(err)
@@ -284,7 +287,7 @@ func (c *counting) Counters() map[string]int64 {
 func TestCountersAfterReadAndApply(t *testing.T) {
 	res, cfg := repo(t, defs)
 	p := &counting{Provider: fake.New()}
-	opt := deploy.Options{Providers: factories(p), ReadConcurrency: 1}
+	opt := deploy.Options{Backends: factories(p), ReadConcurrency: 1}
 	plan, err := deploy.Build(context.Background(), res, cfg, opt)
 	if err != nil || plan.Err() != nil {
 		t.Fatal(err, plan.Err())
@@ -325,7 +328,7 @@ func TestWriteLogLevels(t *testing.T) {
 		return nil
 	})
 	var buf strings.Builder
-	opt := deploy.Options{Providers: factories(skipping{fp}), Logger: slog.New(slog.NewTextHandler(&buf, nil))}
+	opt := deploy.Options{Backends: factories(skipping{fp}), Logger: slog.New(slog.NewTextHandler(&buf, nil))}
 	plan, _ := deploy.Build(context.Background(), res, cfg, opt)
 	rep, _ := deploy.Apply(context.Background(), plan, opt.ApplyOptions())
 	if err := rep.Err(); err == nil || strings.Contains(err.Error(), "wiki") {

@@ -12,7 +12,6 @@ import (
 	"strings"
 
 	"github.com/entitlements-go/entitlements/calc"
-	"github.com/entitlements-go/entitlements/config"
 	"github.com/entitlements-go/entitlements/providers"
 )
 
@@ -322,20 +321,6 @@ func Fingerprint(st *providers.State) string {
 			slices.SortFunc(vals, func(x, y string) int { return cmp.Compare(strings.ToLower(x), strings.ToLower(y)) })
 			fmt.Fprintf(h, " a %q %q\n", a, vals)
 		}
-	}
-	return hex.EncodeToString(h.Sum(nil))
-}
-
-// peopleFingerprint is the member_of target's state: the attribute values people hold now.
-func peopleFingerprint(res *calc.Result, ou *config.OU) string {
-	attr := ou.Settings.Get("memberof_attribute").Text()
-	dir := res.People()
-	h := sha256.New()
-	for _, uid := range dir.UIDs() {
-		id, _ := dir.Lookup(uid)
-		vals := slices.Clone(attrValues(dir.Person(id).Attrs, attr))
-		slices.Sort(vals)
-		fmt.Fprintf(h, "%q %q\n", uid, vals)
 	}
 	return hex.EncodeToString(h.Sum(nil))
 }

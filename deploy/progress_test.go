@@ -6,6 +6,8 @@ import (
 	"sync"
 	"testing"
 
+	"github.com/entitlements-go/entitlements/backends"
+
 	"github.com/entitlements-go/entitlements/config"
 	"github.com/entitlements-go/entitlements/deploy"
 	"github.com/entitlements-go/entitlements/providers"
@@ -40,7 +42,7 @@ func TestBuildReportsReadProgress(t *testing.T) {
 	var mu sync.Mutex
 	events := map[string][]deploy.Progress{}
 	f := func(*config.OU) (providers.Provider, error) { return pagedFake{fp}, nil }
-	opt := deploy.Options{Providers: map[string]deploy.Factory{"ldap": f, "member_of": f},
+	opt := deploy.Options{Backends: backends.Spec().WithFactory(f, "ldap", "member_of"),
 		Progress: func(p deploy.Progress) {
 			mu.Lock()
 			defer mu.Unlock()

@@ -11,7 +11,7 @@ import (
 )
 
 // TestREADMELibrarySnippet compiles the Go snippet of the README's "The library" section as
-// written, as the body of func(ctx, today, factories) error, so that the first code a new
+// written, as the body of func(ctx, today, backs) error, so that the first code a new
 // user copies keeps compiling when the API moves.
 func TestREADMELibrarySnippet(t *testing.T) {
 	if testing.Short() {
@@ -45,6 +45,7 @@ import (
 	"os"
 	"time"
 
+	"github.com/entitlements-go/entitlements/backend"
 	"github.com/entitlements-go/entitlements/calc"
 	"github.com/entitlements-go/entitlements/deploy"
 )
@@ -55,7 +56,7 @@ var (
 	_ = calc.Load
 )
 
-func snippet(ctx context.Context, today time.Time, factories map[string]deploy.Factory) error {
+func snippet(ctx context.Context, today time.Time, backs *backend.Registry) error {
 ` + code + `}
 
 func main() { _ = snippet }

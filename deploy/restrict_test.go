@@ -7,6 +7,7 @@ import (
 	"strings"
 	"testing"
 
+
 	"github.com/entitlements-go/entitlements/config"
 	"github.com/entitlements-go/entitlements/deploy"
 	"github.com/entitlements-go/entitlements/providers"
@@ -160,9 +161,9 @@ func TestApplyCancelledAtTheEnd(t *testing.T) {
 	res, cfg := repo(t, map[string]string{"defs/teams/sre.txt": "username = alice\n", "defs/apps/ssh.txt": "username = bob\n"})
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
-	opt := options(fake.New())
 	p := cancelling{fake.New(), cancel}
-	opt.Providers["ldap"] = func(*config.OU) (providers.Provider, error) { return p, nil }
+	opt := options(fake.New())
+	opt.Backends = opt.Backends.WithFactory(func(*config.OU) (providers.Provider, error) { return p, nil }, "ldap")
 	plan, err := deploy.Build(ctx, res, cfg, opt)
 	if err != nil || plan.Err() != nil {
 		t.Fatal(err, plan.Err())

@@ -30,6 +30,8 @@ import (
 	"time"
 	"unicode"
 
+	"github.com/entitlements-go/entitlements/backends"
+
 	"github.com/entitlements-go/entitlements/audit"
 	"github.com/entitlements-go/entitlements/cache"
 	"github.com/entitlements-go/entitlements/calc"
@@ -93,7 +95,7 @@ func TestExamples(t *testing.T) {
 func calculate(t *testing.T) (*calc.Repo, *calc.Result) {
 	t.Helper()
 	var warns []string
-	opt := calc.Options{Now: now, Getenv: func(string) (string, bool) { return "", false },
+	opt := calc.Options{Types: backends.Types(), Now: now, Getenv: func(string) (string, bool) { return "", false },
 		OnWarning: func(w validate.Warning) { warns = append(warns, w.String()) }}
 	if exists("ldap-groups.yaml") {
 		snap, err := calc.LoadLDAPSnapshot("ldap-groups.yaml")
@@ -127,13 +129,8 @@ func planAgainstState(t *testing.T, repo *calc.Repo, res *calc.Result) (text, sa
 	if err != nil {
 		t.Fatal(err)
 	}
-	factories := map[string]deploy.Factory{}
-	for _, ou := range repo.Config().OUs {
-		if ou.Type != "dummy" {
-			factories[ou.Type] = func(*config.OU) (providers.Provider, error) { return fp, nil }
-		}
-	}
-	plan, err := deploy.Build(context.Background(), res, repo.Config(), deploy.Options{Providers: factories})
+	reg := backends.Spec().WithFactory(func(*config.OU) (providers.Provider, error) { return fp, nil })
+	plan, err := deploy.Build(context.Background(), res, repo.Config(), deploy.Options{Backends: reg})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -58,6 +58,10 @@ type Target struct {
 	Progress func(ReadProgress)
 }
 
+// Factory builds the provider for one OU. A factory may return the same provider for several
+// OUs (one LDAP connection pool per server).
+type Factory func(ou *config.OU) (Provider, error)
+
 // Provider reads and writes one kind of target.
 type Provider interface {
 	// Read returns the current state of the whole target in bulk. An error means the state
@@ -87,7 +91,44 @@ type Preparer interface {
 	Prepare(ctx context.Context, t *Target) error
 }
 
-// PersonWriter is implemented by providers of person-attribute targets (member_of).
+// Person is one person of the people data, as a Deriver sees it.
+type Person struct {
+	UID   string
+	Attrs map[string]any
+}
+
+// DerivedInput is what a Deriver plans from: the calculated groups of its sources (mirror
+// groups left out), source by source in the order Sources gave and by DN within each, and
+// every person of the people data in uid order.
+type DerivedInput struct {
+	Groups []*Group
+	People []Person
+}
+
+// DerivedPlan is the plan of a derived target: its changes (UpdatePerson), how many values
+// people hold now (what the removal guard compares removals with), and a fingerprint of
+// those values (a saved plan is applied only while it is unchanged).
+type DerivedPlan struct {
+	Changes     []*Change
+	Current     int
+	Fingerprint string
+}
+
+// Deriver plans the targets of a derived backend type (config.TypeSpec.Derived, such as
+// member_of): what they write is computed from the calculated groups of other OUs and the
+// people data, not read and diffed group by group. It is part of the backend's description
+// (backend.Backend.Derive), not of a provider, so that a plan against simulated providers
+// derives the same changes.
+type Deriver interface {
+	// Sources are the keys of the OUs whose groups the target derives from, or an error
+	// when it derives from none.
+	Sources(ou *config.OU, cfg *config.Config) ([]string, error)
+	// Plan computes the target's changes.
+	Plan(ou *config.OU, in DerivedInput) (*DerivedPlan, error)
+}
+
+// PersonWriter is implemented by providers of derived targets: they write person attributes
+// (member_of) rather than groups.
 type PersonWriter interface {
 	WritePeople(ctx context.Context, t *Target, changes []*Change) []Outcome
 }
@@ -98,8 +139,8 @@ type Counter interface {
 	Counters() map[string]int64
 }
 
-// DeletePolicy is implemented by providers that must not delete groups unless told to (the
-// GitHub team provider); without it, groups that are no longer defined are deleted.
+// DeletePolicy says whether a provider deletes the groups of its target that are no longer
+// defined. A provider that does not implement it never deletes a group (fail closed).
 type DeletePolicy interface {
 	DeletesGroups(t *Target) bool
 }

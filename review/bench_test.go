@@ -13,6 +13,8 @@ import (
 	"testing/fstest"
 	"time"
 
+	"github.com/entitlements-go/entitlements/backends"
+
 	"github.com/entitlements-go/entitlements/calc"
 	"github.com/entitlements-go/entitlements/internal/synth"
 	"github.com/entitlements-go/entitlements/review"
@@ -76,7 +78,7 @@ func benchTrees(b *testing.B) {
 }
 
 func benchOpt() calc.Options {
-	return calc.Options{Now: time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC), Getenv: func(string) (string, bool) { return "x", true }}
+	return calc.Options{Types: backends.Types(), Now: time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC), Getenv: func(string) (string, bool) { return "x", true }}
 }
 
 func BenchmarkDiffVsCalc(b *testing.B) {

@@ -7,6 +7,8 @@ import (
 	"testing"
 	"testing/fstest"
 
+	"github.com/entitlements-go/entitlements/backends"
+
 	"github.com/entitlements-go/entitlements/config"
 )
 
@@ -49,7 +51,7 @@ func parseConfig(t *testing.T, text string) *config.Config {
 		"groups/internal/contractors.txt": {Data: []byte("username = a\n")},
 		"people.yaml":                     {Data: []byte("a: {}\n")},
 	}
-	cfg, _, err := config.Parse("/entitlements.yaml", []byte(text), config.Options{FS: fsys, Getenv: PlaceholderEnv})
+	cfg, _, err := config.Parse("/entitlements.yaml", []byte(text), config.Options{Types: backends.Types(), FS: fsys, Getenv: PlaceholderEnv})
 	if err != nil {
 		t.Fatalf("%v\n%s", err, text)
 	}

@@ -6,6 +6,8 @@ import (
 	"testing/fstest"
 	"time"
 
+	"github.com/entitlements-go/entitlements/backends"
+
 	"github.com/entitlements-go/entitlements/calc"
 	"github.com/entitlements-go/entitlements/review"
 )
@@ -33,7 +35,7 @@ people_data_source: yaml
 // works the same) and diff the results.
 func Example() {
 	ctx := context.Background()
-	opt := calc.Options{Now: time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)}
+	opt := calc.Options{Types: backends.Types(), Now: time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)}
 	calculate := func(fsys fstest.MapFS) *calc.Result {
 		repo, err := calc.LoadFS(ctx, fsys, "entitlements.yaml", opt)
 		if err != nil {
@@ -60,7 +62,7 @@ func Example() {
 // that depend on it are evaluated again.
 func Example_incremental() {
 	ctx := context.Background()
-	opt := calc.Options{Now: time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)}
+	opt := calc.Options{Types: backends.Types(), Now: time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)}
 	baseRepo, err := calc.LoadFS(ctx, tree("username = alice\n"), "entitlements.yaml", opt)
 	if err != nil {
 		panic(err)

@@ -3,15 +3,15 @@
 package main
 
 import (
+	"github.com/entitlements-go/entitlements/backend"
 	"github.com/entitlements-go/entitlements/config"
-	"github.com/entitlements-go/entitlements/deploy"
 	"github.com/entitlements-go/entitlements/providers"
 	"github.com/entitlements-go/entitlements/providers/aad"
 )
 
-// addAAD registers the Azure AD provider (built with -tags aad). The predictive state of the
-// last applied run is used when ENTITLEMENTS_PREDICTIVE_STATE_DIR is set.
-func addAAD(c *common, out map[string]deploy.Factory) {
+// aadBackends is the Azure AD backend with its provider (built with -tags aad). The predictive
+// state of the last applied run is used when ENTITLEMENTS_PREDICTIVE_STATE_DIR is set.
+func aadBackends(c *common) []backend.Backend {
 	opt := aad.Options{Logger: c.logger}
 	var predErr error
 	opt.Predictive, predErr = c.predictiveState()
@@ -20,10 +20,11 @@ func addAAD(c *common, out map[string]deploy.Factory) {
 	}
 	reg := aad.NewRegistry(opt)
 	c.aad = reg
-	out["aad"] = func(ou *config.OU) (providers.Provider, error) {
-		if predErr != nil {
-			return nil, predErr
+	bs := aad.Backends(reg)
+	if predErr != nil {
+		for i := range bs {
+			bs[i].New = func(*config.OU) (providers.Provider, error) { return nil, predErr }
 		}
-		return reg.Provider(ou)
 	}
+	return bs
 }

@@ -9,6 +9,8 @@ import (
 	"runtime"
 	"time"
 
+	"github.com/entitlements-go/entitlements/backends"
+
 	"github.com/entitlements-go/entitlements/calc"
 	"github.com/entitlements-go/entitlements/internal/synth"
 )
@@ -62,7 +64,7 @@ func cmdBench(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 	runtime.GC()
 	runtime.ReadMemStats(&m0)
 	t1 := time.Now()
-	opt := calc.Options{Now: time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC),
+	opt := calc.Options{Types: backends.Types(), Now: time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC),
 		Getenv: func(string) (string, bool) { return "x", true }}
 	repo, err := calc.Load(ctx, "config.yaml", opt)
 	if err != nil {

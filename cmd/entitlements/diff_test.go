@@ -11,6 +11,8 @@ import (
 	"sync/atomic"
 	"testing"
 
+	"github.com/entitlements-go/entitlements/backends"
+
 	"github.com/entitlements-go/entitlements/calc"
 	"github.com/entitlements-go/entitlements/config"
 	"github.com/entitlements-go/entitlements/people"
@@ -387,7 +389,7 @@ func TestDiffMergeBase(t *testing.T) {
 // TestDiffSources: the output names the outside data that was read, and how.
 func TestDiffSources(t *testing.T) {
 	cfg := &config.Config{PeopleDataSource: "corp", People: map[string]*config.PeopleSource{"corp": {Name: "corp", Type: "ldap"}}}
-	opt := calc.Options{
+	opt := calc.Options{Types: backends.Types(),
 		People:        func(context.Context, *config.PeopleSource) ([]people.Person, error) { return nil, nil },
 		LDAPGroupsFor: func(*config.Config) (calc.LDAPGroupReader, error) { return calc.NewLDAPSnapshot(), nil },
 	}

@@ -26,6 +26,8 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/entitlements-go/entitlements/backends"
+
 	"github.com/entitlements-go/entitlements/calc"
 	"github.com/entitlements-go/entitlements/internal/termsafe"
 	"github.com/entitlements-go/entitlements/providers/github"
@@ -201,6 +203,7 @@ func (c *common) options(stderr io.Writer) (calc.Options, error) {
 		AllowSymlinksOutside: c.allowOutside,
 		Logger:               c.logger,
 		OnWarning:            c.warnings.print,
+		Types:                backends.Types(),
 	}
 	if c.now != "" {
 		t, err := validate.ParseNow(c.now)

@@ -9,6 +9,9 @@ import (
 	"log/slog"
 	"strings"
 
+	"github.com/entitlements-go/entitlements/backend"
+	"github.com/entitlements-go/entitlements/backends"
+
 	"github.com/entitlements-go/entitlements/config"
 	"github.com/entitlements-go/entitlements/deploy"
 	"github.com/entitlements-go/entitlements/providers"
@@ -84,7 +87,7 @@ func planOrApplyExt(ctx context.Context, mode string, args []string, stdout, std
 	if res == nil {
 		return code
 	}
-	factories, err := providerFactories(pf.state, repo.Config(), &pf.common)
+	reg, err := targetBackends(pf.state, &pf.common)
 	if err != nil {
 		fmt.Fprintf(stderr, "entitlements %s: %v\n", mode, err)
 		return exitUsage
@@ -92,7 +95,7 @@ func planOrApplyExt(ctx context.Context, mode string, args []string, stdout, std
 	guard := providers.Guard{MaxRemovalShare: pf.maxShare, MinRemovals: providers.DefaultGuard().MinRemovals,
 		MaxDeletedGroups: pf.maxDeleted, MaxGroupRemovalShare: pf.maxGroup, MaxTotalRemovalShare: pf.maxTotal,
 		MaxPeopleLossShare: pf.maxPeople}
-	opt := deploy.Options{Providers: factories, Guard: &guard, Force: pf.force,
+	opt := deploy.Options{Backends: reg, Guard: &guard, Force: pf.force,
 		Logger: slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: slog.LevelInfo}))}
 	if prog != nil {
 		opt.Progress = prog.target
@@ -158,24 +161,18 @@ func planOrApplyExt(ctx context.Context, mode string, args []string, stdout, std
 	return exitOK
 }
 
-// providerFactories wires the concrete providers by backend type. With a state file every
-// type is served by one fake provider, so the bundled example plans with no servers at all.
-func providerFactories(state string, cfg *config.Config, c *common) (map[string]deploy.Factory, error) {
+// targetBackends is the registry of backends whose providers plan and apply. With a state
+// file every target type is served by one fake provider, so the bundled example plans with no
+// servers at all.
+func targetBackends(state string, c *common) (*backend.Registry, error) {
 	if state != "" {
 		fp, err := fake.LoadState(state)
 		if err != nil {
 			return nil, err
 		}
-		f := func(*config.OU) (providers.Provider, error) { return fp, nil }
-		out := map[string]deploy.Factory{}
-		for _, ou := range cfg.OUs {
-			if ou.Type != "dummy" {
-				out[ou.Type] = f
-			}
-		}
-		return out, nil
+		return backends.Spec().WithFactory(func(*config.OU) (providers.Provider, error) { return fp, nil }), nil
 	}
-	return realFactories(c)
+	return realBackends(c)
 }
 
 // jsonFormatVersion is the version of the JSON documents the CLI prints (plan, explain). It

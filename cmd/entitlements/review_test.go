@@ -176,11 +176,11 @@ func examplePlan(t *testing.T) *deploy.Plan {
 	if code != exitOK {
 		t.Fatal(stderr.String())
 	}
-	f, err := providerFactories(exampleState, repo.Config(), &pf.common)
+	reg, err := targetBackends(exampleState, &pf.common)
 	if err != nil {
 		t.Fatal(err)
 	}
-	plan, err := deploy.Build(t.Context(), res, repo.Config(), deploy.Options{Providers: f})
+	plan, err := deploy.Build(t.Context(), res, repo.Config(), deploy.Options{Backends: reg})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -1,18 +1,16 @@
 package main
 
 import (
-	"github.com/entitlements-go/entitlements/config"
-	"github.com/entitlements-go/entitlements/deploy"
-	"github.com/entitlements-go/entitlements/providers"
+	"github.com/entitlements-go/entitlements/backend"
+	"github.com/entitlements-go/entitlements/backends"
 	"github.com/entitlements-go/entitlements/providers/github"
 )
 
-// realFactories builds the providers for the backend types this binary supports. The
-// registries own connection pools and live as long as the command (c.stop closes them). A
-// predictive state directory that cannot be read fails the whole run (a typo must not
-// silently turn it off).
-func realFactories(c *common) (map[string]deploy.Factory, error) {
-	ldapFactory := func(ou *config.OU) (providers.Provider, error) { return c.ldap.Provider(ou) }
+// realBackends is the registry of the backend types this binary supports, with real
+// providers. The providers' registries own connection pools and live as long as the command
+// (c.stop closes them). A predictive state directory that cannot be read fails the whole run
+// (a typo must not silently turn it off).
+func realBackends(c *common) (*backend.Registry, error) {
 	pred, err := c.predictiveState()
 	if err != nil {
 		return nil, err
@@ -22,13 +20,5 @@ func realFactories(c *common) (map[string]deploy.Factory, error) {
 		c.ext.githubHook(&gopt)
 	}
 	c.github = github.NewRegistry(gopt)
-	ghFactory := func(ou *config.OU) (providers.Provider, error) { return c.github.Provider(ou) }
-	out := map[string]deploy.Factory{
-		"ldap":        ldapFactory,
-		"member_of":   ldapFactory,
-		"github_org":  ghFactory,
-		"github_team": ghFactory,
-	}
-	addAAD(c, out)
-	return out, nil
+	return backends.New(backends.Providers{LDAP: c.ldap, GitHub: c.github}, aadBackends(c)...)
 }

@@ -15,6 +15,8 @@ import (
 	"strings"
 	"time"
 
+	"github.com/entitlements-go/entitlements/backends"
+
 	"github.com/entitlements-go/entitlements/calc"
 	"github.com/entitlements-go/entitlements/config"
 	"github.com/entitlements-go/entitlements/deploy"
@@ -28,7 +30,7 @@ func main() {
 	_, here, _, _ := runtime.Caller(0)
 	cfgPath := filepath.Join(filepath.Dir(here), "..", "config", "entitlements.yaml")
 
-	repo, err := calc.Load(ctx, cfgPath, calc.Options{
+	repo, err := calc.Load(ctx, cfgPath, calc.Options{Types: backends.Types(),
 		// Expirations depend on "today": pin it for reproducible output.
 		Now: time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC),
 		// A custom rule method: `title = SRE` in a .txt file would match people by title.
@@ -68,9 +70,7 @@ func main() {
 	fp := fake.New()
 	fp.Seed("pizza_teams", &providers.Group{DN: "cn=sre,ou=Pizza_Teams,ou=Groups,dc=example,dc=net",
 		CN: "sre", Description: "Site reliability engineering", Members: []string{"Dave"}})
-	opt := deploy.Options{Providers: map[string]deploy.Factory{
-		"ldap": func(*config.OU) (providers.Provider, error) { return fp, nil },
-	}}
+	opt := deploy.Options{Backends: backends.Spec().WithFactory(func(*config.OU) (providers.Provider, error) { return fp, nil }, "ldap")}
 	plan, err := deploy.Build(ctx, res, repo.Config(), opt)
 	if err != nil {
 		log.Fatal(err)

@@ -7,6 +7,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/entitlements-go/entitlements/backends"
+
 	"github.com/entitlements-go/entitlements/calc"
 	"github.com/entitlements-go/entitlements/config"
 	"github.com/entitlements-go/entitlements/deploy"
@@ -37,7 +39,7 @@ func newSynthWorld(tb testing.TB, people int, latency time.Duration) *synthWorld
 	tb.Chdir(dir)
 	start := time.Now()
 	ctx := context.Background()
-	repo, err := calc.Load(ctx, "config.yaml", calc.Options{Now: synth.DefaultNow,
+	repo, err := calc.Load(ctx, "config.yaml", calc.Options{Types: backends.Types(), Now: synth.DefaultNow,
 		Getenv: func(string) (string, bool) { return "", false }})
 	if err != nil {
 		tb.Fatal(err)
@@ -80,8 +82,7 @@ func (w *synthWorld) plan(tb testing.TB, opt Options) (*deploy.TargetPlan, map[s
 	reg := NewRegistry(opt)
 	defer reg.Close()
 	start := time.Now()
-	plan, err := deploy.Build(context.Background(), w.res, w.cfg, deploy.Options{Providers: map[string]deploy.Factory{
-		"aad": func(ou *config.OU) (providers.Provider, error) { return reg.Provider(ou) }}})
+	plan, err := deploy.Build(context.Background(), w.res, w.cfg, deploy.Options{Backends: backends.Spec().WithFactory(func(ou *config.OU) (providers.Provider, error) { return reg.Provider(ou) }, "aad")})
 	if err != nil {
 		tb.Fatal(err)
 	}

@@ -12,6 +12,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/entitlements-go/entitlements/backends"
+
 	"github.com/Azure/azure-sdk-for-go/sdk/azcore"
 	"github.com/Azure/azure-sdk-for-go/sdk/azcore/policy"
 
@@ -171,8 +173,8 @@ func (e *env) registry(opt Options) *Registry {
 func (e *env) plan(reg *Registry, force bool) (*deploy.Plan, *deploy.TargetPlan, *Provider) {
 	e.t.Helper()
 	ctx := context.Background()
-	repo, err := calc.Load(ctx, "config.yaml", calc.Options{Now: time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC),
-		Getenv: func(string) (string, bool) { return "", false }, Types: []config.TypeSpec{TypeSpec()}})
+	repo, err := calc.Load(ctx, "config.yaml", calc.Options{Types: backends.Types(), Now: time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC),
+		Getenv: func(string) (string, bool) { return "", false }})
 	if err != nil {
 		e.t.Fatalf("load: %v", err)
 	}
@@ -181,14 +183,13 @@ func (e *env) plan(reg *Registry, force bool) (*deploy.Plan, *deploy.TargetPlan,
 		e.t.Fatalf("calculate: %v", err)
 	}
 	var prov *Provider
-	plan, err := deploy.Build(ctx, res, repo.Config(), deploy.Options{Force: force, Providers: map[string]deploy.Factory{
-		"aad": func(ou *config.OU) (providers.Provider, error) {
-			p, err := reg.Provider(ou)
-			if err == nil {
-				prov = p.(*Provider)
-			}
-			return p, err
-		}}})
+	plan, err := deploy.Build(ctx, res, repo.Config(), deploy.Options{Force: force, Backends: backends.Spec().WithFactory(func(ou *config.OU) (providers.Provider, error) {
+		p, err := reg.Provider(ou)
+		if err == nil {
+			prov = p.(*Provider)
+		}
+		return p, err
+	}, "aad")})
 	if err != nil {
 		e.t.Fatalf("build: %v", err)
 	}

@@ -4,10 +4,12 @@ import (
 	"fmt"
 	"log/slog"
 	"net/http"
-	"slices"
 	"strings"
 	"sync"
 	"time"
+
+	"github.com/entitlements-go/entitlements/backend"
+	"github.com/entitlements-go/entitlements/providers/aad/aadspec"
 
 	"github.com/Azure/azure-sdk-for-go/sdk/azcore"
 	"github.com/Azure/azure-sdk-for-go/sdk/azidentity"
@@ -203,20 +205,15 @@ func (r *Registry) provider(ou *config.OU) (*Provider, error) {
 	return p, nil
 }
 
-// TypeSpec is the config spec of the `aad` type with every key this provider reads,
-// managed_prefix included (the built-in table lacks it). Embedders pass it in
-// calc.Options.Types to use delete_groups.
-func TypeSpec() config.TypeSpec {
-	for _, t := range config.DefaultTypes() {
-		if t.Name == "aad" {
-			if !slices.Contains(t.Optional, "managed_prefix") {
-				t.Optional = append(t.Optional, "managed_prefix")
-			}
-			return t
+// Backends describes the aad type with providers from r.
+func Backends(r *Registry) []backend.Backend {
+	b := aadspec.Backend()
+	b.New = func(ou *config.OU) (providers.Provider, error) {
+		p, err := r.Provider(ou)
+		if err != nil {
+			return nil, err
 		}
+		return p, nil
 	}
-	return config.TypeSpec{Name: "aad", Priority: 50, Enumerates: true, Required: []string{"base"},
-		Optional: []string{"tenant_id", "client_id", "client_secret", "user_principal_format", "create_if_missing",
-			"ignore_not_found", "delete_groups", "graph_url", "managed_prefix"},
-		Secrets: []string{"tenant_id", "client_id", "client_secret"}}
+	return []backend.Backend{b}
 }

@@ -77,6 +77,14 @@ func (p *Provider) FailApply(fn func(*providers.Change) error) {
 // SetDeletes says whether groups that are no longer defined are deleted (default true).
 func (p *Provider) SetDeletes(v bool) { p.deletes = v }
 
+// The capabilities the fake provider claims (all of those a provider can have).
+var (
+	_ providers.Provider     = (*Provider)(nil)
+	_ providers.Preparer     = (*Provider)(nil)
+	_ providers.PersonWriter = (*Provider)(nil)
+	_ providers.DeletePolicy = (*Provider)(nil)
+)
+
 // DeletesGroups implements providers.DeletePolicy.
 func (p *Provider) DeletesGroups(*providers.Target) bool { return p.deletes }
 

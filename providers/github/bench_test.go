@@ -9,6 +9,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/entitlements-go/entitlements/backends"
+
 	"github.com/entitlements-go/entitlements/calc"
 	"github.com/entitlements-go/entitlements/config"
 	"github.com/entitlements-go/entitlements/deploy"
@@ -40,7 +42,7 @@ func newNoopScenario(tb testing.TB, people int, latency time.Duration) *noopScen
 	}
 	tb.Chdir(dir) // the people file is resolved against the working directory
 	ctx := context.Background()
-	repo, err := calc.Load(ctx, "config.yaml", calc.Options{Now: synth.DefaultNow,
+	repo, err := calc.Load(ctx, "config.yaml", calc.Options{Types: backends.Types(), Now: synth.DefaultNow,
 		Getenv: func(k string) (string, bool) { return "tok", true }})
 	if err != nil {
 		tb.Fatal(err)
@@ -102,7 +104,7 @@ func (sc *noopScenario) run(tb testing.TB) noopResult {
 	reg := github.NewRegistry(github.Options{BaseURL: sc.fake.URL() + "/", PoolSize: sc.pool})
 	defer reg.Close()
 	f := func(ou *config.OU) (providers.Provider, error) { return reg.Provider(ou) }
-	opt := deploy.Options{Providers: map[string]deploy.Factory{"github_team": f}}
+	opt := deploy.Options{Backends: backends.Spec().WithFactory(f, "github_team")}
 	start := time.Now()
 	plan, err := deploy.Build(ctx, sc.res, sc.cfg, opt)
 	wall := time.Since(start)

@@ -58,8 +58,8 @@
 //
 //	reg := github.NewRegistry(github.Options{Logger: logger})
 //	defer reg.Close()
-//	f := func(ou *config.OU) (providers.Provider, error) { return reg.Provider(ou) }
-//	opt := deploy.Options{Providers: map[string]deploy.Factory{"github_org": f, "github_team": f}}
+//	backs, err := backends.New(backends.Providers{GitHub: reg})
+//	opt := deploy.Options{Backends: backs}
 package github
 
 import (
@@ -648,9 +648,6 @@ type target struct {
 // Counters implements providers.Counter: the requests made for this target (the shared org
 // read is counted for the target that triggered it).
 func (t *target) Counters() map[string]int64 { return t.counters.snapshot() }
-
-// DeletesGroups implements providers.DeletePolicy.
-func (t *target) DeletesGroups(*providers.Target) bool { return t.cfg.deleteTeams }
 
 // withTarget attaches the target's counters to the context of its requests.
 func (t *target) withTarget(ctx context.Context) context.Context {

@@ -14,6 +14,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/entitlements-go/entitlements/backends"
+
 	"github.com/entitlements-go/entitlements/calc"
 	"github.com/entitlements-go/entitlements/config"
 	"github.com/entitlements-go/entitlements/deploy"
@@ -178,7 +180,7 @@ func (e *env) registry() *github.Registry {
 
 func (e *env) deployOptions(reg *github.Registry) deploy.Options {
 	f := func(ou *config.OU) (providers.Provider, error) { return reg.Provider(ou) }
-	return deploy.Options{Providers: map[string]deploy.Factory{"github_org": f, "github_team": f}, Force: e.force}
+	return deploy.Options{Backends: backends.Spec().WithFactory(f, "github_org", "github_team"), Force: e.force}
 }
 
 // plan calculates the repo and plans it with reg.
@@ -186,7 +188,7 @@ func (e *env) plan(reg *github.Registry) *deploy.Plan {
 	e.t.Helper()
 	e.write(map[string]string{"config.yaml": e.config()})
 	ctx := context.Background()
-	repo, err := calc.Load(ctx, filepath.Join(e.root, "config.yaml"), calc.Options{
+	repo, err := calc.Load(ctx, filepath.Join(e.root, "config.yaml"), calc.Options{Types: backends.Types(),
 		Now: time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC),
 		Getenv: func(k string) (string, bool) {
 			if k != "GITHUB_TOKEN" || e.noToken {

@@ -31,6 +31,19 @@ func groupCN(g *providers.Group) string {
 	return dn.FirstValue(g.DN)
 }
 
+// The capabilities the org provider claims.
+var (
+	_ providers.Provider     = (*OrgProvider)(nil)
+	_ providers.Desirer      = (*OrgProvider)(nil)
+	_ providers.Counter      = (*OrgProvider)(nil)
+	_ providers.Coverer      = (*OrgProvider)(nil)
+	_ providers.DeletePolicy = (*OrgProvider)(nil)
+)
+
+// DeletesGroups implements providers.DeletePolicy: the org's role groups (admin, member) are
+// never deleted; people leave them.
+func (p *OrgProvider) DeletesGroups(*providers.Target) bool { return false }
+
 func (p *OrgProvider) roleDN(role string) string { return "cn=" + role + "," + p.cfg.base }
 
 // Desire implements providers.Desirer. It checks the role groups (only admin and member; a

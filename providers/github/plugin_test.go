@@ -11,6 +11,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/entitlements-go/entitlements/backends"
+
 	"github.com/entitlements-go/entitlements/cache"
 	"github.com/entitlements-go/entitlements/calc"
 	"github.com/entitlements-go/entitlements/config"
@@ -269,7 +271,7 @@ func pluginRun(t *testing.T, fixture string, f *fakegithub.Server, log *syncBuff
 	t.Helper()
 	ctx := context.Background()
 	dir := filepath.Join("testdata", "plugin", fixture)
-	repo, err := calc.Load(ctx, filepath.Join(dir, "config.yaml"), calc.Options{Now: time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)})
+	repo, err := calc.Load(ctx, filepath.Join(dir, "config.yaml"), calc.Options{Types: backends.Types(), Now: time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)})
 	if err != nil {
 		t.Fatalf("%s: load: %v", fixture, err)
 	}
@@ -289,7 +291,7 @@ func pluginRun(t *testing.T, fixture string, f *fakegithub.Server, log *syncBuff
 	t.Cleanup(reg.Close)
 	fac := func(ou *config.OU) (providers.Provider, error) { return reg.Provider(ou) }
 	// Force: the plugin has no removal guard, and its scenarios remove more than ours allows.
-	dopt := deploy.Options{Providers: map[string]deploy.Factory{"github_org": fac, "github_team": fac}, Force: true}
+	dopt := deploy.Options{Backends: backends.Spec().WithFactory(fac, "github_org", "github_team"), Force: true}
 	plan, err := deploy.Build(ctx, res, repo.Config(), dopt)
 	if err != nil {
 		t.Fatalf("%s: build: %v", fixture, err)

@@ -144,6 +144,18 @@ func lowerSet(v []string) map[string]bool {
 // metadata (see TeamProvider). Logins are lower-cased (as the Ruby plugin does before every
 // request and comparison). The description is cleared: GitHub team descriptions are not
 // managed (Ruby parity), and comparing them would show a change on every run.
+// The capabilities the team provider claims.
+var (
+	_ providers.Provider     = (*TeamProvider)(nil)
+	_ providers.Desirer      = (*TeamProvider)(nil)
+	_ providers.Counter      = (*TeamProvider)(nil)
+	_ providers.DeletePolicy = (*TeamProvider)(nil)
+)
+
+// DeletesGroups implements providers.DeletePolicy: teams without a file are deleted only with
+// delete_teams: true.
+func (p *TeamProvider) DeletesGroups(*providers.Target) bool { return p.cfg.deleteTeams }
+
 func (p *TeamProvider) Desire(_ *providers.Target, g *providers.Group) error {
 	slug := slugOf(g)
 	if slug == "" {

@@ -9,6 +9,8 @@ import (
 	"sync"
 	"testing"
 
+	"github.com/entitlements-go/entitlements/backends"
+
 	goldap "github.com/go-ldap/ldap/v3"
 
 	"github.com/entitlements-go/entitlements/config"
@@ -143,7 +145,7 @@ func adRun(t *testing.T, dir string, apply bool) (run, []string) {
 		}
 		return p, err
 	}
-	r := deployWith(t, reg, dir, apply, deploy.Options{Guard: scenarioGuard(), Providers: map[string]deploy.Factory{"ldap": f}})
+	r := deployWith(t, reg, dir, apply, deploy.Options{Guard: scenarioGuard(), Backends: backends.Spec().WithFactory(f, "ldap")})
 	var warnings []string
 	for _, p := range made {
 		warnings = append(warnings, p.Warnings()...)
@@ -304,7 +306,7 @@ func TestActiveDirectory(t *testing.T) {
 	// it, and the rest is read from the server.
 	t.Run("RangedMembers", func(t *testing.T) {
 		dir := adRepo(t, srv, false, srv.TLSURL)
-		c, _, err := config.Load(filepath.Join(dir, "config.yaml"), config.Options{BaseDir: dir})
+		c, _, err := config.Load(filepath.Join(dir, "config.yaml"), config.Options{Types: backends.Types(), BaseDir: dir})
 		if err != nil {
 			t.Fatal(err)
 		}

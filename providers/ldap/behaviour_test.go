@@ -10,6 +10,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/entitlements-go/entitlements/backends"
+
 	goldap "github.com/go-ldap/ldap/v3"
 
 	"github.com/entitlements-go/entitlements/calc"
@@ -90,7 +92,7 @@ func bRepo(t *testing.T, cfg string, files map[string]string) string {
 
 func bCalc(t *testing.T, dir string) (*calc.Result, *config.Config) {
 	t.Helper()
-	r, err := calc.Load(context.Background(), filepath.Join(dir, "config.yaml"), calc.Options{Now: now, BaseDir: dir})
+	r, err := calc.Load(context.Background(), filepath.Join(dir, "config.yaml"), calc.Options{Types: backends.Types(), Now: now, BaseDir: dir})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -103,7 +105,7 @@ func bCalc(t *testing.T, dir string) (*calc.Result, *config.Config) {
 
 func bOptions(reg *ldapprov.Registry) deploy.Options {
 	f := func(ou *config.OU) (providers.Provider, error) { return reg.Provider(ou) }
-	return deploy.Options{Providers: map[string]deploy.Factory{"ldap": f, "member_of": f}}
+	return deploy.Options{Backends: backends.Spec().WithFactory(f, "ldap", "member_of")}
 }
 
 func bTarget(t *testing.T, plan *deploy.Plan, ou string) *deploy.TargetPlan {
@@ -385,7 +387,7 @@ func TestGIDNumberRange(t *testing.T) {
 	reg := ldapprov.NewRegistry(ldapprov.Options{})
 	defer reg.Close()
 	dir := bRepo(t, bConfig("ldap://127.0.0.1:1", "cn=admin", "x", "ou=Teams,"+bSuffix), nil)
-	c, _, err := config.Load(filepath.Join(dir, "config.yaml"), config.Options{BaseDir: dir})
+	c, _, err := config.Load(filepath.Join(dir, "config.yaml"), config.Options{Types: backends.Types(), BaseDir: dir})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -432,7 +434,7 @@ func TestPersonDNEscapingRoundTrips(t *testing.T) {
 	reg := ldapprov.NewRegistry(ldapprov.Options{})
 	defer reg.Close()
 	dir := bRepo(t, bConfig(srv.URL, srv.BindDN, srv.Password, "ou=Teams,ou=Groups,"+bSuffix), nil)
-	c, _, err := config.Load(filepath.Join(dir, "config.yaml"), config.Options{BaseDir: dir})
+	c, _, err := config.Load(filepath.Join(dir, "config.yaml"), config.Options{Types: backends.Types(), BaseDir: dir})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -504,7 +506,7 @@ func TestCreateCollisionMakesTheEntryRight(t *testing.T) {
 	reg := ldapprov.NewRegistry(ldapprov.Options{})
 	defer reg.Close()
 	dir := bRepo(t, bConfig(srv.URL, srv.BindDN, srv.Password, "ou=Teams,ou=Groups,"+bSuffix), nil)
-	c, _, err := config.Load(filepath.Join(dir, "config.yaml"), config.Options{BaseDir: dir})
+	c, _, err := config.Load(filepath.Join(dir, "config.yaml"), config.Options{Types: backends.Types(), BaseDir: dir})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -558,15 +560,13 @@ cn: printers
 	reg := ldapprov.NewRegistry(ldapprov.Options{})
 	defer reg.Close()
 	var teams *ldapprov.Provider
-	opt := bOptions(reg)
-	f := opt.Providers["ldap"]
-	opt.Providers["ldap"] = func(ou *config.OU) (providers.Provider, error) {
-		p, err := f(ou)
+	opt := deploy.Options{Backends: backends.Spec().WithFactory(func(ou *config.OU) (providers.Provider, error) {
+		p, err := reg.Provider(ou)
 		if ou.Key == "teams" {
-			teams = p.(*ldapprov.Provider)
+			teams = p
 		}
 		return p, err
-	}
+	}, "ldap", "member_of")}
 	ctx := context.Background()
 	plan, err := deploy.Build(ctx, res, cfg, opt)
 	if err != nil {

@@ -5,6 +5,8 @@ import (
 	"errors"
 	"testing"
 
+	"github.com/entitlements-go/entitlements/backends"
+
 	"github.com/entitlements-go/entitlements/calc"
 	"github.com/entitlements-go/entitlements/internal/testldap"
 	ldapprov "github.com/entitlements-go/entitlements/providers/ldap"
@@ -18,7 +20,7 @@ func TestEmptyLDAPPeopleBase(t *testing.T) {
 	t.Chdir(dir)
 	for _, allow := range []bool{false, true} {
 		reg := ldapprov.NewRegistry(ldapprov.Options{})
-		_, err := calc.Load(context.Background(), "config.yaml", calc.Options{Now: now, People: reg.PeopleLoader(), AllowEmptyPeople: allow})
+		_, err := calc.Load(context.Background(), "config.yaml", calc.Options{Types: backends.Types(), Now: now, People: reg.PeopleLoader(), AllowEmptyPeople: allow})
 		reg.Close()
 		if allow {
 			// The calculation then goes on (and fails for its own reasons only, never ErrNoPeople).

@@ -13,6 +13,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/entitlements-go/entitlements/backends"
+
 	goldap "github.com/go-ldap/ldap/v3"
 
 	"github.com/entitlements-go/entitlements/calc"
@@ -325,7 +327,7 @@ func TestServerKilledMidRun(t *testing.T) {
 	ctx := context.Background()
 	t.Chdir(second)
 	reg := ldapprov.NewRegistry(ldapprov.Options{})
-	_, err := calc.Load(ctx, "config.yaml", calc.Options{Now: now, People: reg.PeopleLoader()})
+	_, err := calc.Load(ctx, "config.yaml", calc.Options{Types: backends.Types(), Now: now, People: reg.PeopleLoader()})
 	if err == nil {
 		t.Fatal("loading people from a dead server succeeded")
 	}
@@ -337,13 +339,13 @@ func TestServerKilledMidRun(t *testing.T) {
 	ctx2 := context.Background()
 	reg2 := ldapprov.NewRegistry(ldapprov.Options{})
 	defer reg2.Close()
-	repo, err := calc.Load(ctx2, "config.yaml", calc.Options{Now: now, People: reg2.PeopleLoader()})
+	repo, err := calc.Load(ctx2, "config.yaml", calc.Options{Types: backends.Types(), Now: now, People: reg2.PeopleLoader()})
 	if err != nil {
 		t.Fatal(err)
 	}
 	res, _ := repo.Calculate(ctx2)
 	f := func(ou *config.OU) (providers.Provider, error) { return reg2.Provider(ou) }
-	opt := deploy.Options{Providers: map[string]deploy.Factory{"ldap": f, "member_of": f}, Guard: scenarioGuard()}
+	opt := deploy.Options{Backends: backends.Spec().WithFactory(f, "ldap", "member_of"), Guard: scenarioGuard()}
 	plan, err := deploy.Build(ctx2, res, repo.Config(), opt)
 	if err != nil || plan.Err() != nil {
 		t.Fatalf("plan: %v %v", err, plan.Err())
@@ -458,7 +460,7 @@ people_data_source: ldap
 	ctx := context.Background()
 	reg := ldapprov.NewRegistry(ldapprov.Options{})
 	defer reg.Close()
-	opt := ldapcalc.Options(reg, calc.Options{Now: now, Strict: true})
+	opt := ldapcalc.Options(reg, calc.Options{Types: backends.Types(), Now: now, Strict: true})
 	// The missing group is an error at its line.
 	_, err := calc.Load(ctx, "config.yaml", opt)
 	if err == nil || !strings.Contains(err.Error(), "missing.txt:1") {

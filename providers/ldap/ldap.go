@@ -246,6 +246,21 @@ type Provider struct {
 	foreign  map[string]string // normalised DN → its classes, from the last read
 }
 
+// The capabilities the LDAP provider claims.
+var (
+	_ providers.Provider      = (*Provider)(nil)
+	_ providers.Desirer       = (*Provider)(nil)
+	_ providers.DesiredReader = (*Provider)(nil)
+	_ providers.Preparer      = (*Provider)(nil)
+	_ providers.PersonWriter  = (*Provider)(nil)
+	_ providers.Counter       = (*Provider)(nil)
+	_ providers.DeletePolicy  = (*Provider)(nil)
+)
+
+// DeletesGroups implements providers.DeletePolicy: an LDAP OU is managed whole, so a group
+// without a file is deleted, as the reference does.
+func (p *Provider) DeletesGroups(*providers.Target) bool { return true }
+
 // Provider builds the provider of an OU (types ldap and member_of).
 func (r *Registry) Provider(ou *config.OU) (*Provider, error) {
 	if ou.PluginErr != "" {

@@ -8,6 +8,8 @@ import (
 	"sync/atomic"
 	"testing"
 
+	"github.com/entitlements-go/entitlements/backends"
+
 	"github.com/entitlements-go/entitlements/calc"
 	"github.com/entitlements-go/entitlements/config"
 	"github.com/entitlements-go/entitlements/deploy"
@@ -144,7 +146,7 @@ func TestServerKilledWhileWritesAreInFlight(t *testing.T) {
 	ctx := context.Background()
 	reg := ldapprov.NewRegistry(ldapprov.Options{WriteConcurrency: 4})
 	defer reg.Close()
-	repo, err := calc.Load(ctx, "config.yaml", calc.Options{Now: now, People: reg.PeopleLoader()})
+	repo, err := calc.Load(ctx, "config.yaml", calc.Options{Types: backends.Types(), Now: now, People: reg.PeopleLoader()})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -153,7 +155,7 @@ func TestServerKilledWhileWritesAreInFlight(t *testing.T) {
 		t.Fatal(err)
 	}
 	f := func(ou *config.OU) (providers.Provider, error) { return reg.Provider(ou) }
-	opt := deploy.Options{Providers: map[string]deploy.Factory{"ldap": f, "member_of": f}, Guard: scenarioGuard()}
+	opt := deploy.Options{Backends: backends.Spec().WithFactory(f, "ldap", "member_of"), Guard: scenarioGuard()}
 	plan, err := deploy.Build(ctx, res, repo.Config(), opt)
 	if err != nil || plan.Err() != nil {
 		t.Fatalf("plan: %v %v", err, plan.Err())

@@ -7,6 +7,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/entitlements-go/entitlements/backends"
+
 	goldap "github.com/go-ldap/ldap/v3"
 
 	"github.com/entitlements-go/entitlements/config"
@@ -22,7 +24,7 @@ import (
 func bProvider(t *testing.T, reg *ldapprov.Registry, cfg, ou string) (*ldapprov.Provider, *providers.Target) {
 	t.Helper()
 	dir := bRepo(t, cfg, nil)
-	c, _, err := config.Load(filepath.Join(dir, "config.yaml"), config.Options{BaseDir: dir})
+	c, _, err := config.Load(filepath.Join(dir, "config.yaml"), config.Options{Types: backends.Types(), BaseDir: dir})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -268,7 +270,7 @@ func TestPeopleUIDAttribute(t *testing.T) {
 			"people:\n  l:\n    type: ldap\n    config:\n      base: ou=People,"+bSuffix+"\n      ldap_uri: "+srv.URL+"\n      ldap_binddn: "+srv.BindDN+
 				"\n      ldap_bindpw: "+srv.Password+"\n"+tc.attr+"people_data_source: l\n", 1)
 		dir := bRepo(t, cfg, nil)
-		c, _, err := config.Load(filepath.Join(dir, "config.yaml"), config.Options{BaseDir: dir})
+		c, _, err := config.Load(filepath.Join(dir, "config.yaml"), config.Options{Types: backends.Types(), BaseDir: dir})
 		if err != nil {
 			t.Fatal(err)
 		}

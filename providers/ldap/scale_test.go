@@ -8,6 +8,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/entitlements-go/entitlements/backends"
+
 	"github.com/entitlements-go/entitlements/calc"
 	"github.com/entitlements-go/entitlements/config"
 	"github.com/entitlements-go/entitlements/deploy"
@@ -76,7 +78,7 @@ func deployWith(t testing.TB, reg *ldapprov.Registry, dir string, apply bool, op
 	t.Chdir(dir)
 	ctx := context.Background()
 	before := reg.Counters()
-	repo, err := calc.Load(ctx, "config.yaml", ldapcalc.Options(reg, calc.Options{Now: now}))
+	repo, err := calc.Load(ctx, "config.yaml", ldapcalc.Options(reg, calc.Options{Types: backends.Types(), Now: now}))
 	if err != nil {
 		t.Fatalf("load: %v", err)
 	}
@@ -84,9 +86,9 @@ func deployWith(t testing.TB, reg *ldapprov.Registry, dir string, apply bool, op
 	if err != nil {
 		t.Fatal(err)
 	}
-	if opt.Providers == nil {
+	if opt.Backends == nil {
 		f := func(ou *config.OU) (providers.Provider, error) { return reg.Provider(ou) }
-		opt.Providers = map[string]deploy.Factory{"ldap": f, "member_of": f}
+		opt.Backends = backends.Spec().WithFactory(f, "ldap", "member_of")
 	}
 	plan, err := deploy.Build(ctx, res, repo.Config(), opt)
 	if err != nil {

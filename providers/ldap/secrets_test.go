@@ -8,6 +8,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/entitlements-go/entitlements/backends"
+
 	ber "github.com/go-asn1-ber/asn1-ber"
 
 	"github.com/entitlements-go/entitlements/calc"
@@ -141,7 +143,7 @@ func TestBindPasswordNeverInErrors(t *testing.T) {
 			if err := os.WriteFile(filepath.Join(dir, "config.yaml"), []byte(peopleCfg), 0o644); err != nil {
 				t.Fatal(err)
 			}
-			if _, err := calc.Load(ctx, filepath.Join(dir, "config.yaml"), calc.Options{Now: now, BaseDir: dir, People: reg.PeopleLoader()}); err != nil {
+			if _, err := calc.Load(ctx, filepath.Join(dir, "config.yaml"), calc.Options{Types: backends.Types(), Now: now, BaseDir: dir, People: reg.PeopleLoader()}); err != nil {
 				texts = append(texts, err.Error())
 			} else {
 				t.Error("the people source did not fail")

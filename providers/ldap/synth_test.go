@@ -11,6 +11,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/entitlements-go/entitlements/backends"
+
 	"github.com/entitlements-go/entitlements/calc"
 	"github.com/entitlements-go/entitlements/config"
 	"github.com/entitlements-go/entitlements/deploy"
@@ -76,7 +78,7 @@ func calculate(tb testing.TB, reg *ldapprov.Registry, dir string) (*calc.Result,
 	tb.Helper()
 	tb.Chdir(dir)
 	ctx := context.Background()
-	repo, err := calc.Load(ctx, "config.yaml", calc.Options{Now: now, People: reg.PeopleLoader()})
+	repo, err := calc.Load(ctx, "config.yaml", calc.Options{Types: backends.Types(), Now: now, People: reg.PeopleLoader()})
 	if err != nil {
 		tb.Fatalf("load: %v", err)
 	}
@@ -85,7 +87,7 @@ func calculate(tb testing.TB, reg *ldapprov.Registry, dir string) (*calc.Result,
 		tb.Fatal(err)
 	}
 	f := func(ou *config.OU) (providers.Provider, error) { return reg.Provider(ou) }
-	return res, repo.Config(), deploy.Options{Providers: map[string]deploy.Factory{"ldap": f}}
+	return res, repo.Config(), deploy.Options{Backends: backends.Spec().WithFactory(f, "ldap")}
 }
 
 // checkTree compares the server, entry by entry, with the calculated groups: every managed

@@ -4,7 +4,7 @@
 //
 //	reg := ldap.NewRegistry(ldap.Options{})
 //	defer reg.Close()
-//	repo, err := calc.Load(ctx, path, ldapcalc.Options(reg, calc.Options{}))
+//	repo, err := calc.Load(ctx, path, ldapcalc.Options(reg, calc.Options{Types: backends.Types()}))
 //
 // It is a package of its own because the provider must not depend on the calculator
 // (providers only see groups and changes) and the calculator must not pull in an LDAP

@@ -4,6 +4,8 @@ import (
 	"context"
 	"testing"
 
+	"github.com/entitlements-go/entitlements/backends"
+
 	"github.com/entitlements-go/entitlements/calc"
 	"github.com/entitlements-go/entitlements/config"
 	"github.com/entitlements-go/entitlements/people"
@@ -13,7 +15,7 @@ import (
 func TestOptions(t *testing.T) {
 	reg := ldap.NewRegistry(ldap.Options{})
 	defer reg.Close()
-	opt := Options(reg, calc.Options{})
+	opt := Options(reg, calc.Options{Types: backends.Types()})
 	if opt.People == nil || opt.LDAPGroupsFor == nil {
 		t.Fatal("people loader or LDAP group reader not set")
 	}
@@ -23,7 +25,7 @@ func TestOptions(t *testing.T) {
 	}
 	// Fields the caller set are kept.
 	mine := func(context.Context, *config.PeopleSource) ([]people.Person, error) { return nil, nil }
-	if got := Options(reg, calc.Options{People: mine}); got.People == nil || got.LDAPGroupsFor == nil {
+	if got := Options(reg, calc.Options{Types: backends.Types(), People: mine}); got.People == nil || got.LDAPGroupsFor == nil {
 		t.Error("lost a field")
 	}
 }
