@@ -40,8 +40,8 @@ fuzz:
 # deploy has 11 of them (run by hand, see deploy/MUTANTS.md), so its coverage gate is 80%.
 GREMLINS ?= go run github.com/go-gremlins/gremlins/cmd/gremlins@v0.6.0
 MUTATE_TIMEOUT ?= 5
-MUTATE_PKGS ?= providers deploy cache providers/ldap calc validate
-MUTATE_GUARDED := providers deploy cache providers/ldap
+MUTATE_PKGS ?= guard providers deploy cache providers/ldap calc validate
+MUTATE_GUARDED := guard providers deploy cache providers/ldap
 ENTITLEMENTS_CONFORMANCE_DIR ?= $(abspath ../shared/conformance/cases)
 export ENTITLEMENTS_CONFORMANCE_DIR
 .PHONY: mutate

@@ -17,6 +17,7 @@ import (
 	"github.com/entitlements-go/entitlements/backend"
 	"github.com/entitlements-go/entitlements/calc"
 	"github.com/entitlements-go/entitlements/config"
+	"github.com/entitlements-go/entitlements/guard"
 	"github.com/entitlements-go/entitlements/providers"
 )
 
@@ -26,8 +27,8 @@ type Options struct {
 	// of derived types. OUs whose type is calculate-only (dummy) are not targets; an OU whose
 	// type has no factory here is reported as a target that cannot be planned.
 	Backends *backend.Registry
-	// Guard is the removal guard. Default providers.DefaultGuard(); Force disables it.
-	Guard *providers.Guard
+	// Guard is the removal guard. Default guard.Default(); Force disables it.
+	Guard *guard.Guard
 	Force bool
 	// ReadConcurrency bounds targets read at once. Default 4.
 	ReadConcurrency int
@@ -50,7 +51,7 @@ func (o Options) ApplyOptions() ApplyOptions { return ApplyOptions{Logger: o.Log
 
 func (o Options) withDefaults() Options {
 	if o.Guard == nil {
-		g := providers.DefaultGuard()
+		g := guard.Default()
 		o.Guard = &g
 	}
 	if o.ReadConcurrency <= 0 {
@@ -252,39 +253,29 @@ func cover(plan *Plan) {
 // Refused reports whether err is a refusal of the removal guard (the target's changes are
 // planned but not applied).
 func Refused(err error) bool {
-	var ge *providers.GuardError
+	var ge *guard.Error
 	return errors.As(err, &ge)
 }
 
-// globalGuard checks the removals of the whole run (every target that could be read, refused
-// ones included: they are part of what the inputs say) and refuses every target that removes
-// anything when together they remove too much. Small targets that each stay under the
-// per-target minimum can still lose everyone together (an empty people source).
-func globalGuard(plan *Plan, res *calc.Result, g *providers.Guard) {
-	var parts []providers.TargetRemovals
-	removes := map[*TargetPlan]bool{}
+// globalGuard runs the guard's run-wide checks over every target that could be planned and
+// refuses every target that removes anything when they fail.
+func globalGuard(plan *Plan, res *calc.Result, g *guard.Guard) {
+	var targets []guard.RunTarget
 	for _, tp := range plan.Targets {
-		var removed, total int
 		switch {
 		case tp.derive != nil && tp.provider != nil && (tp.Err == nil || Refused(tp.Err)):
-			removed, total = providers.PeopleRemovals(tp.Changes), tp.current
+			targets = append(targets, guard.RunTarget{OU: tp.OU, Changes: tp.Changes, Derived: true, DerivedTotal: tp.current})
 		case tp.state != nil:
-			removed, total = providers.Removals(tp.state, tp.Changes)
-		default:
-			continue
+			targets = append(targets, guard.RunTarget{OU: tp.OU, Changes: tp.Changes, Current: tp.state})
 		}
-		removes[tp] = removed > 0
-		parts = append(parts, providers.TargetRemovals{OU: tp.OU, Removed: removed, Total: total})
 	}
-	ge := g.CheckTotal(parts)
-	if ge == nil {
-		ge = peopleLoss(plan, res, g)
-	}
+	dir := res.People()
+	ge, refused := g.CheckRun(targets, func(uid string) bool { _, ok := dir.Lookup(uid); return ok })
 	if ge == nil {
 		return
 	}
 	for _, tp := range plan.Targets {
-		if tp.Err == nil && removes[tp] {
+		if tp.Err == nil && slices.Contains(refused, tp.OU) {
 			e := *ge
 			e.OU = tp.OU
 			tp.Err = &e
@@ -567,32 +558,4 @@ func uncover(changes []*providers.Change, done map[*providers.Change]providers.S
 		orig[&cp] = c
 	}
 	return send, covered, orig
-}
-
-// peopleLoss compares the people who hold memberships in the targets now with the people
-// data of the run: in a steady state every member is a person, so members who are no longer
-// people are what the people source lost since the previous run.
-func peopleLoss(plan *Plan, res *calc.Result, g *providers.Guard) *providers.GuardError {
-	dir := res.People()
-	seen := map[string]bool{}
-	var lost []string
-	for _, tp := range plan.Targets {
-		if tp.state == nil {
-			continue
-		}
-		for _, cg := range tp.state.Groups {
-			for _, m := range cg.Members {
-				k := strings.ToLower(m)
-				if seen[k] {
-					continue
-				}
-				seen[k] = true
-				if _, ok := dir.Lookup(k); !ok {
-					lost = append(lost, m)
-				}
-			}
-		}
-	}
-	slices.Sort(lost)
-	return g.CheckPeopleLoss(len(seen), len(lost), lost[:min(len(lost), 5)])
 }

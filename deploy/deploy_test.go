@@ -11,6 +11,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/entitlements-go/entitlements/guard"
+
 	"github.com/entitlements-go/entitlements/backends"
 
 	"github.com/entitlements-go/entitlements/calc"
@@ -241,7 +243,7 @@ func TestMemberOfGuard(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	var ge *providers.GuardError
+	var ge *guard.Error
 	if !errors.As(plan.Err(), &ge) || ge.OU != "shell" {
 		t.Fatalf("plan error %v; want the guard to refuse member_of", plan.Err())
 	}
@@ -261,15 +263,15 @@ func TestGroupWipeGuard(t *testing.T) {
 		&providers.Group{DN: "cn=wiki,ou=Apps", Members: append([]string{"carol"}, many...)},
 		&providers.Group{DN: "cn=other,ou=Apps", Members: many})
 	fp.SetDeletes(false)
-	guard := providers.DefaultGuard()
-	guard.MaxRemovalShare = -1
+	g := guard.Default()
+	g.MaxRemovalShare = -1
 	opt := options(fp)
-	opt.Guard = &guard
+	opt.Guard = &g
 	plan, err := deploy.Build(context.Background(), res, cfg, opt)
 	if err != nil {
 		t.Fatal(err)
 	}
-	var ge *providers.GuardError
+	var ge *guard.Error
 	if !errors.As(plan.Err(), &ge) || ge.Group == "" {
 		t.Fatalf("plan error %v; want a per-group refusal", plan.Err())
 	}

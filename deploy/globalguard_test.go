@@ -10,6 +10,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/entitlements-go/entitlements/guard"
+
 	"github.com/entitlements-go/entitlements/backends"
 
 	"github.com/entitlements-go/entitlements/calc"
@@ -67,21 +69,21 @@ func TestGlobalGuard(t *testing.T) {
 	ctx := context.Background()
 	cases := []struct {
 		name    string
-		guard   func(*providers.Guard)
+		guard   func(*guard.Guard)
 		force   bool
 		refused bool
 	}{
 		{name: "default refuses", refused: true},
-		{name: "total limit follows the per-target share", guard: func(g *providers.Guard) { g.MaxRemovalShare = 1 }},
-		{name: "total limit off", guard: func(g *providers.Guard) { g.MaxTotalRemovalShare = -1 }},
-		{name: "total limit lifted", guard: func(g *providers.Guard) { g.MaxTotalRemovalShare = 1 }},
-		{name: "minimum above the total", guard: func(g *providers.Guard) { g.MinRemovals = 100 }},
+		{name: "total limit follows the per-target share", guard: func(g *guard.Guard) { g.MaxRemovalShare = 1 }},
+		{name: "total limit off", guard: func(g *guard.Guard) { g.MaxTotalRemovalShare = -1 }},
+		{name: "total limit lifted", guard: func(g *guard.Guard) { g.MaxTotalRemovalShare = 1 }},
+		{name: "minimum above the total", guard: func(g *guard.Guard) { g.MinRemovals = 100 }},
 		{name: "force", force: true},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
 			res, cfg, fp := sixTargets(t)
-			g := providers.DefaultGuard()
+			g := guard.Default()
 			if c.guard != nil {
 				c.guard(&g)
 			}
@@ -93,10 +95,10 @@ func TestGlobalGuard(t *testing.T) {
 			}
 			refused := 0
 			for _, tp := range plan.Targets {
-				var ge *providers.GuardError
+				var ge *guard.Error
 				if errors.As(tp.Err, &ge) {
 					refused++
-					if ge.Limit != providers.LimitTotal || ge.Removed != 54 || ge.Total != 54 {
+					if ge.Limit != guard.LimitTotal || ge.Removed != 54 || ge.Total != 54 {
 						t.Errorf("%s: %+v", tp.OU, ge)
 					}
 					if len(tp.Changes) == 0 {
@@ -175,15 +177,15 @@ func TestPeopleLossGuard(t *testing.T) {
 	}
 	for _, c := range []struct {
 		name    string
-		guard   func(*providers.Guard)
+		guard   func(*guard.Guard)
 		refused bool
 	}{
 		{name: "default", refused: true},
-		{name: "limit raised", guard: func(g *providers.Guard) { g.MaxPeopleLossShare = 0.3 }},
-		{name: "limit off", guard: func(g *providers.Guard) { g.MaxPeopleLossShare = -1 }},
+		{name: "limit raised", guard: func(g *guard.Guard) { g.MaxPeopleLossShare = 0.3 }},
+		{name: "limit off", guard: func(g *guard.Guard) { g.MaxPeopleLossShare = -1 }},
 	} {
 		t.Run(c.name, func(t *testing.T) {
-			g := providers.DefaultGuard()
+			g := guard.Default()
 			if c.guard != nil {
 				c.guard(&g)
 			}
@@ -192,12 +194,12 @@ func TestPeopleLossGuard(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			var ge *providers.GuardError
+			var ge *guard.Error
 			refused := errors.As(plan.Err(), &ge)
 			if refused != c.refused {
 				t.Fatalf("plan error %v; want refused=%v", plan.Err(), c.refused)
 			}
-			if refused && (ge.Limit != providers.LimitPeople || ge.Removed != 21 || ge.Total != 80 || !strings.Contains(ge.Error(), "p39")) {
+			if refused && (ge.Limit != guard.LimitPeople || ge.Removed != 21 || ge.Total != 80 || !strings.Contains(ge.Error(), "p39")) {
 				t.Errorf("%+v: %v", ge, ge)
 			}
 		})

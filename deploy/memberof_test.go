@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"testing"
 
+	"github.com/entitlements-go/entitlements/guard"
+
 	"github.com/entitlements-go/entitlements/deploy"
 	"github.com/entitlements-go/entitlements/providers"
 	"github.com/entitlements-go/entitlements/providers/fake"
@@ -26,8 +28,8 @@ func TestMemberOfGuardIsTheTargetsOwn(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	var ge *providers.GuardError
-	if tp := targetPlan(t, plan, "shell"); !errors.As(tp.Err, &ge) || ge.Limit != providers.LimitShare || ge.Removed != 10 || ge.Total != 10 {
+	var ge *guard.Error
+	if tp := targetPlan(t, plan, "shell"); !errors.As(tp.Err, &ge) || ge.Limit != guard.LimitShare || ge.Removed != 10 || ge.Total != 10 {
 		t.Fatalf("shell: %v (%+v); want its own share limit, 10 of 10 values", tp.Err, ge)
 	}
 }
@@ -63,8 +65,8 @@ func TestGlobalGuardCountsMemberOf(t *testing.T) {
 		t.Fatal(err)
 	}
 	for _, ou := range []string{"apps", "shell"} {
-		var ge *providers.GuardError
-		if tp := targetPlan(t, plan, ou); !errors.As(tp.Err, &ge) || ge.Limit != providers.LimitTotal || ge.Removed != 18 || ge.Total != 19 {
+		var ge *guard.Error
+		if tp := targetPlan(t, plan, ou); !errors.As(tp.Err, &ge) || ge.Limit != guard.LimitTotal || ge.Removed != 18 || ge.Total != 19 {
 			t.Errorf("%s: %v (%+v); want the run-wide limit, 18 of 19", ou, tp.Err, ge)
 		}
 	}

@@ -9,6 +9,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/entitlements-go/entitlements/guard"
+
 	"github.com/entitlements-go/entitlements/backend"
 	"github.com/entitlements-go/entitlements/backends"
 
@@ -208,7 +210,7 @@ func TestForceSkipsBothGuards(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			var ge *providers.GuardError
+			var ge *guard.Error
 			refused := errors.As(targetPlan(t, plan, tc.ou).Err, &ge)
 			if refused == force {
 				t.Errorf("force=%v: %s refused=%v (%v)", force, tc.ou, refused, targetPlan(t, plan, tc.ou).Err)
@@ -221,11 +223,11 @@ func TestGuardOptionIsUsed(t *testing.T) {
 	res, cfg := repo(t, defs)
 	fp := fake.New()
 	fp.Seed("apps", &providers.Group{DN: "cn=wiki,ou=Apps", Members: []string{"carol", "dave"}})
-	g := providers.Guard{MaxRemovalShare: 0, MinRemovals: 1, MaxDeletedGroups: -1, MaxGroupRemovalShare: -1}
+	g := guard.Guard{MaxRemovalShare: 0, MinRemovals: 1, MaxDeletedGroups: -1, MaxGroupRemovalShare: -1}
 	opt := options(fp)
 	opt.Guard = &g
 	plan, _ := deploy.Build(context.Background(), res, cfg, opt)
-	var ge *providers.GuardError
+	var ge *guard.Error
 	if !errors.As(targetPlan(t, plan, "apps").Err, &ge) || ge.Removed != 1 {
 		t.Fatalf("a guard allowing no removal let dave's go: %v", targetPlan(t, plan, "apps").Err)
 	}

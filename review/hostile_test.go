@@ -9,6 +9,8 @@ import (
 	"testing"
 	"unicode/utf8"
 
+	"github.com/entitlements-go/entitlements/guard"
+
 	"github.com/entitlements-go/entitlements/deploy"
 	"github.com/entitlements-go/entitlements/internal/termsafe"
 	"github.com/entitlements-go/entitlements/providers"
@@ -109,7 +111,7 @@ func hostilePlan(v func(int) string) (*deploy.Plan, []string, []string) {
 			text = append(text, t.Err.Error())
 		}
 		if i == 2 {
-			ge := &providers.GuardError{OU: f.next(), Limit: providers.LimitShare, Removed: 3, Total: 4, Worst: []string{f.next()}}
+			ge := &guard.Error{OU: f.next(), Limit: guard.LimitShare, Removed: 3, Total: 4, Worst: []string{f.next()}}
 			t.Err = ge
 			text = append(text, ge.Error())
 		}

@@ -9,6 +9,8 @@ import (
 	"log/slog"
 	"strings"
 
+	"github.com/entitlements-go/entitlements/guard"
+
 	"github.com/entitlements-go/entitlements/backend"
 	"github.com/entitlements-go/entitlements/backends"
 
@@ -37,7 +39,7 @@ func (p *planFlags) register(fs *flag.FlagSet) {
 	fs.BoolVar(&p.full, "full", false, "read every group from its provider, ignoring the predictive state of ENTITLEMENTS_PREDICTIVE_STATE_DIR")
 	fs.StringVar(&p.state, "state", "", "plan against an in-memory fake provider seeded from this state file (canonical calc JSON) instead of the real systems")
 	fs.BoolVar(&p.force, "force", false, "disable the removal guard for this run")
-	g := providers.DefaultGuard()
+	g := guard.Default()
 	fs.Float64Var(&p.maxShare, "max-removal-share", g.MaxRemovalShare, "refuse a target plan removing more than this share of its memberships")
 	fs.IntVar(&p.maxDeleted, "max-deleted-groups", g.MaxDeletedGroups, "refuse a target plan deleting more groups than this")
 	fs.Float64Var(&p.maxGroup, "max-group-removal-share", g.MaxGroupRemovalShare, "refuse a target plan removing more than this share of one group's members")
@@ -92,10 +94,10 @@ func planOrApplyExt(ctx context.Context, mode string, args []string, stdout, std
 		fmt.Fprintf(stderr, "entitlements %s: %v\n", mode, err)
 		return exitUsage
 	}
-	guard := providers.Guard{MaxRemovalShare: pf.maxShare, MinRemovals: providers.DefaultGuard().MinRemovals,
+	g := guard.Guard{MaxRemovalShare: pf.maxShare, MinRemovals: guard.Default().MinRemovals,
 		MaxDeletedGroups: pf.maxDeleted, MaxGroupRemovalShare: pf.maxGroup, MaxTotalRemovalShare: pf.maxTotal,
 		MaxPeopleLossShare: pf.maxPeople}
-	opt := deploy.Options{Backends: reg, Guard: &guard, Force: pf.force,
+	opt := deploy.Options{Backends: reg, Guard: &g, Force: pf.force,
 		Logger: slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: slog.LevelInfo}))}
 	if prog != nil {
 		opt.Progress = prog.target
@@ -182,16 +184,16 @@ const jsonFormatVersion = review.PlanJSONVersion
 // overrideFlag names the flag that lifts the limit a guard refusal hit (the library's error
 // knows nothing of flags).
 func overrideFlag(err error) string {
-	var ge *providers.GuardError
+	var ge *guard.Error
 	if !errors.As(err, &ge) {
 		return ""
 	}
-	flag := map[providers.GuardLimit]string{
-		providers.LimitShare:   "--max-removal-share",
-		providers.LimitDeleted: "--max-deleted-groups",
-		providers.LimitGroup:   "--max-group-removal-share",
-		providers.LimitTotal:   "--max-total-removal-share",
-		providers.LimitPeople:  "--max-people-loss-share",
+	flag := map[guard.Limit]string{
+		guard.LimitShare:   "--max-removal-share",
+		guard.LimitDeleted: "--max-deleted-groups",
+		guard.LimitGroup:   "--max-group-removal-share",
+		guard.LimitTotal:   "--max-total-removal-share",
+		guard.LimitPeople:  "--max-people-loss-share",
 	}[ge.Limit]
 	if flag == "" {
 		return "override with --force"

@@ -13,6 +13,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/entitlements-go/entitlements/guard"
+
 	"github.com/entitlements-go/entitlements/backends"
 
 	goldap "github.com/go-ldap/ldap/v3"
@@ -299,9 +301,9 @@ func TestRemovalGuard(t *testing.T) {
 	srv := startKittens(t, false)
 	mustApply(t, deployCase(t, copyCase(t, "acc_initial_run", srv, srv.URL, ""), true, deploy.Options{}))
 	second := copyCase(t, "acc_modify_and_delete", srv, srv.URL, "")
-	strict := providers.Guard{MaxRemovalShare: 0.01, MinRemovals: 1, MaxDeletedGroups: 0}
+	strict := guard.Guard{MaxRemovalShare: 0.01, MinRemovals: 1, MaxDeletedGroups: 0}
 	r := deployCase(t, second, true, deploy.Options{Guard: &strict})
-	var ge *providers.GuardError
+	var ge *guard.Error
 	if !errors.As(r.plan.Err(), &ge) {
 		t.Fatalf("plan error %v; want a GuardError", r.plan.Err())
 	}
@@ -489,8 +491,8 @@ people_data_source: ldap
 // scenarioGuard is the default guard without the run-wide limit: the conformance scenarios
 // change about 40% of a tiny directory on purpose (17 of 40 memberships), which the global
 // guard rightly refuses in production.
-func scenarioGuard() *providers.Guard {
-	g := providers.DefaultGuard()
+func scenarioGuard() *guard.Guard {
+	g := guard.Default()
 	g.MaxTotalRemovalShare = 1
 	return &g
 }

@@ -1,4 +1,4 @@
-package providers
+package guard
 
 import "testing"
 
@@ -28,7 +28,7 @@ func TestCheckTotal(t *testing.T) {
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
-			g := DefaultGuard()
+			g := Default()
 			if c.guard != nil {
 				c.guard(&g)
 			}

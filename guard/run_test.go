@@ -1,9 +1,11 @@
-package providers
+package guard
 
 import (
 	"reflect"
 	"strings"
 	"testing"
+
+	"github.com/entitlements-go/entitlements/providers"
 )
 
 // Unit tests of the run-wide guards and their counters (CheckTotal, CheckPeopleLoss,
@@ -11,7 +13,7 @@ import (
 // them, gremlins runs only this package's.
 
 func TestCheckTotalEdges(t *testing.T) {
-	g := DefaultGuard()
+	g := Default()
 	// Exactly MinRemovals over the share is refused.
 	if ge := g.CheckTotal([]TargetRemovals{{OU: "a", Removed: 10, Total: 10}}); ge == nil {
 		t.Error("10 of 10 (MinRemovals) passed")
@@ -20,7 +22,7 @@ func TestCheckTotalEdges(t *testing.T) {
 	// removes nothing).
 	parts := []TargetRemovals{{"a", 1, 10}, {"b", 30, 40}, {"c", 0, 50}, {"d", 5, 10}, {"e", 5, 10}, {"f", 2, 10}, {"g", 3, 10}, {"h", 4, 10}}
 	ge := g.CheckTotal(parts)
-	want := &GuardError{Limit: LimitTotal, Removed: 50, Total: 150, Share: 50.0 / 150, MaxShare: 0.25, MaxDeleted: -1,
+	want := &Error{Limit: LimitTotal, Removed: 50, Total: 150, Share: 50.0 / 150, MaxShare: 0.25, MaxDeleted: -1,
 		Worst: []string{"b -30", "d -5", "e -5", "h -4", "g -3"}}
 	if !reflect.DeepEqual(ge, want) {
 		t.Errorf("CheckTotal =\n%+v, want\n%+v", ge, want)
@@ -57,7 +59,7 @@ func TestCheckPeopleLoss(t *testing.T) {
 		{name: "own limit, under", guard: func(g *Guard) { g.MaxPeopleLossShare = 0.5 }, current: 100, lost: 40},
 		{name: "off", guard: func(g *Guard) { g.MaxPeopleLossShare = -1 }, current: 10, lost: 10},
 	} {
-		g := DefaultGuard()
+		g := Default()
 		if tc.guard != nil {
 			tc.guard(&g)
 		}
@@ -74,13 +76,13 @@ func TestCheckPeopleLoss(t *testing.T) {
 		if max == 0 {
 			max = g.MaxRemovalShare
 		}
-		want := &GuardError{Limit: LimitPeople, Removed: tc.lost, Total: tc.current, Share: float64(tc.lost) / float64(tc.current),
+		want := &Error{Limit: LimitPeople, Removed: tc.lost, Total: tc.current, Share: float64(tc.lost) / float64(tc.current),
 			MaxShare: max, MaxDeleted: -1, Worst: ex}
 		if !reflect.DeepEqual(ge, want) {
 			t.Errorf("%s:\n%+v, want\n%+v", tc.name, ge, want)
 		}
 	}
-	ge := DefaultGuard().CheckPeopleLoss(100, 50, []string{"alice"})
+	ge := Default().CheckPeopleLoss(100, 50, []string{"alice"})
 	if msg := ge.Error(); !strings.Contains(msg, "50 of the 100 people") || !strings.Contains(msg, "(50%, limit 25%)") || !strings.Contains(msg, "example: alice") {
 		t.Errorf("message %q", msg)
 	}
@@ -88,11 +90,11 @@ func TestCheckPeopleLoss(t *testing.T) {
 
 func TestRemovals(t *testing.T) {
 	st := groups(map[string]int{"a": 3, "b": 4})
-	changes := []*Change{
-		{Kind: UpdateGroup, Remove: []string{"x", "y"}, Add: []string{"z"}},
-		{Kind: DeleteGroup, Remove: []string{"p", "q", "r"}},
-		{Kind: CreateGroup, Add: []string{"n"}},
-		{Kind: CreateContainer},
+	changes := []*providers.Change{
+		{Kind: providers.UpdateGroup, Remove: []string{"x", "y"}, Add: []string{"z"}},
+		{Kind: providers.DeleteGroup, Remove: []string{"p", "q", "r"}},
+		{Kind: providers.CreateGroup, Add: []string{"n"}},
+		{Kind: providers.CreateContainer},
 	}
 	if r, tot := Removals(st, changes); r != 5 || tot != 7 {
 		t.Errorf("Removals = %d of %d, want 5 of 7", r, tot)
@@ -100,10 +102,10 @@ func TestRemovals(t *testing.T) {
 	if r, tot := Removals(nil, changes); r != 5 || tot != 0 {
 		t.Errorf("Removals(nil state) = %d of %d, want 5 of 0", r, tot)
 	}
-	people := []*Change{
-		{Kind: UpdatePerson, Person: "alice", OldValues: []string{"cn=A,ou=G", "cn=b,ou=G", "cn=c,ou=G"}, Values: []string{"CN=a,OU=g"}},
-		{Kind: UpdatePerson, Person: "bob", OldValues: []string{"cn=a,ou=G"}},
-		{Kind: UpdatePerson, Person: "carol", Values: []string{"cn=a,ou=G"}},
+	people := []*providers.Change{
+		{Kind: providers.UpdatePerson, Person: "alice", OldValues: []string{"cn=A,ou=G", "cn=b,ou=G", "cn=c,ou=G"}, Values: []string{"CN=a,OU=g"}},
+		{Kind: providers.UpdatePerson, Person: "bob", OldValues: []string{"cn=a,ou=G"}},
+		{Kind: providers.UpdatePerson, Person: "carol", Values: []string{"cn=a,ou=G"}},
 	}
 	if n := PeopleRemovals(people); n != 3 {
 		t.Errorf("PeopleRemovals = %d, want 3 (b and c of alice, a of bob; another spelling is kept)", n)

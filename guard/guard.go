@@ -1,9 +1,11 @@
-package providers
+package guard
 
 import (
 	"fmt"
 	"slices"
 	"strings"
+
+	"github.com/entitlements-go/entitlements/providers"
 )
 
 // Guard refuses plans that remove a lot of access at once: the most common way a tool like
@@ -37,32 +39,32 @@ type Guard struct {
 	MaxPeopleLossShare float64
 }
 
-// GuardLimit names the limit that refused a plan.
-type GuardLimit string
+// Limit names the limit that refused a plan.
+type Limit string
 
 // The limits of a Guard.
 const (
-	LimitShare   GuardLimit = "share"   // MaxRemovalShare of a target
-	LimitDeleted GuardLimit = "deleted" // MaxDeletedGroups
-	LimitGroup   GuardLimit = "group"   // MaxGroupRemovalShare
-	LimitTotal   GuardLimit = "total"   // MaxTotalRemovalShare, over every target
-	LimitPeople  GuardLimit = "people"  // MaxPeopleLossShare, over every target
+	LimitShare   Limit = "share"   // MaxRemovalShare of a target
+	LimitDeleted Limit = "deleted" // MaxDeletedGroups
+	LimitGroup   Limit = "group"   // MaxGroupRemovalShare
+	LimitTotal   Limit = "total"   // MaxTotalRemovalShare, over every target
+	LimitPeople  Limit = "people"  // MaxPeopleLossShare, over every target
 )
 
 // DefaultGuard: refuse removing more than 25% of a target's memberships, more than 25% of all
 // memberships of the run, or more than 50% of one group's members (when that is at least 10
 // memberships), or deleting more than 10 groups.
-func DefaultGuard() Guard {
+func Default() Guard {
 	return Guard{MaxRemovalShare: 0.25, MinRemovals: 10, MaxDeletedGroups: 10, MaxGroupRemovalShare: 0.5}
 }
 
-// GuardError is a refused plan. Worst lists the groups that lose the most members (for
+// Error is a refused plan. Worst lists the groups that lose the most members (for
 // LimitTotal: the targets that remove the most). The target's changes are still planned, so
 // that an operator can judge them; none is applied.
-type GuardError struct {
+type Error struct {
 	OU string
 	// Limit is the limit that refused the plan.
-	Limit               GuardLimit
+	Limit               Limit
 	Removed, Total      int
 	Deleted, MaxDeleted int
 	Share, MaxShare     float64
@@ -73,7 +75,7 @@ type GuardError struct {
 	MaxGroupShare            float64
 }
 
-func (e *GuardError) Error() string {
+func (e *Error) Error() string {
 	var why string
 	switch e.Limit {
 	case LimitGroup:
@@ -93,7 +95,7 @@ func (e *GuardError) Error() string {
 }
 
 // Check inspects the changes of one target against its current state.
-func (g Guard) Check(ou string, current *State, changes []*Change) error {
+func (g Guard) Check(ou string, current *providers.State, changes []*providers.Change) error {
 	total := 0
 	for _, cg := range current.Groups {
 		total += len(cg.Members)
@@ -106,11 +108,11 @@ func (g Guard) Check(ou string, current *State, changes []*Change) error {
 	var losses []loss
 	for _, c := range changes {
 		switch c.Kind {
-		case DeleteGroup:
+		case providers.DeleteGroup:
 			deleted++
 			removed += len(c.Remove)
 			losses = append(losses, loss{c.DN + " (deleted)", len(c.Remove)})
-		case UpdateGroup:
+		case providers.UpdateGroup:
 			if len(c.Remove) > 0 {
 				removed += len(c.Remove)
 				losses = append(losses, loss{c.DN, len(c.Remove)})
@@ -123,10 +125,10 @@ func (g Guard) Check(ou string, current *State, changes []*Change) error {
 	}
 	tooMany := g.MaxDeletedGroups >= 0 && deleted > g.MaxDeletedGroups
 	tooMuch := limited(g.MaxRemovalShare) && removed > 0 && removed >= g.MinRemovals && share > g.MaxRemovalShare
-	var wiped *Change
+	var wiped *providers.Change
 	if limited(g.MaxGroupRemovalShare) {
 		for _, c := range changes {
-			if c.Kind != UpdateGroup || c.Current == nil || len(c.Remove) == 0 || len(c.Remove) < g.MinRemovals {
+			if c.Kind != providers.UpdateGroup || c.Current == nil || len(c.Remove) == 0 || len(c.Remove) < g.MinRemovals {
 				continue
 			}
 			if float64(len(c.Remove))/float64(len(c.Current.Members)) > g.MaxGroupRemovalShare {
@@ -146,7 +148,7 @@ func (g Guard) Check(ou string, current *State, changes []*Change) error {
 		}
 		worst = append(worst, fmt.Sprintf("%s -%d", l.dn, l.n))
 	}
-	ge := &GuardError{OU: ou, Limit: LimitShare, Removed: removed, Total: total, Deleted: deleted, MaxDeleted: g.MaxDeletedGroups,
+	ge := &Error{OU: ou, Limit: LimitShare, Removed: removed, Total: total, Deleted: deleted, MaxDeleted: g.MaxDeletedGroups,
 		Share: share, MaxShare: g.MaxRemovalShare, Worst: worst}
 	if tooMany {
 		ge.Limit = LimitDeleted
@@ -163,7 +165,7 @@ func limited(share float64) bool { return share >= 0 && share < 1 }
 
 // CheckPeople inspects person-attribute changes (member_of): the share of all current values
 // that the plan removes, given the total number of values people hold now.
-func (g Guard) CheckPeople(ou string, totalValues int, changes []*Change) error {
+func (g Guard) CheckPeople(ou string, totalValues int, changes []*providers.Change) error {
 	removed := 0
 	type loss struct {
 		who string
@@ -173,11 +175,11 @@ func (g Guard) CheckPeople(ou string, totalValues int, changes []*Change) error 
 	for _, c := range changes {
 		keep := make(map[string]bool, len(c.Values))
 		for _, v := range c.Values {
-			keep[normalizeDN(v)] = true
+			keep[providers.Key(v)] = true
 		}
 		n := 0
 		for _, v := range c.OldValues {
-			if !keep[normalizeDN(v)] {
+			if !keep[providers.Key(v)] {
 				n++
 			}
 		}
@@ -201,20 +203,20 @@ func (g Guard) CheckPeople(ou string, totalValues int, changes []*Change) error 
 		}
 		worst = append(worst, fmt.Sprintf("%s -%d", l.who, l.n))
 	}
-	return &GuardError{OU: ou, Limit: LimitShare, Removed: removed, Total: totalValues, Share: share, MaxShare: g.MaxRemovalShare,
+	return &Error{OU: ou, Limit: LimitShare, Removed: removed, Total: totalValues, Share: share, MaxShare: g.MaxRemovalShare,
 		MaxDeleted: -1, Worst: worst}
 }
 
 // Removals counts the memberships that changes remove from a target and the memberships the
 // target holds now (the global guard's numerator and denominator).
-func Removals(current *State, changes []*Change) (removed, total int) {
+func Removals(current *providers.State, changes []*providers.Change) (removed, total int) {
 	if current != nil {
 		for _, cg := range current.Groups {
 			total += len(cg.Members)
 		}
 	}
 	for _, c := range changes {
-		if c.Kind == DeleteGroup || c.Kind == UpdateGroup {
+		if c.Kind == providers.DeleteGroup || c.Kind == providers.UpdateGroup {
 			removed += len(c.Remove)
 		}
 	}
@@ -222,15 +224,15 @@ func Removals(current *State, changes []*Change) (removed, total int) {
 }
 
 // PeopleRemovals counts the person-attribute values (member_of) that changes remove.
-func PeopleRemovals(changes []*Change) int {
+func PeopleRemovals(changes []*providers.Change) int {
 	removed := 0
 	for _, c := range changes {
 		keep := make(map[string]bool, len(c.Values))
 		for _, v := range c.Values {
-			keep[normalizeDN(v)] = true
+			keep[providers.Key(v)] = true
 		}
 		for _, v := range c.OldValues {
-			if !keep[normalizeDN(v)] {
+			if !keep[providers.Key(v)] {
 				removed++
 			}
 		}
@@ -247,7 +249,7 @@ type TargetRemovals struct {
 // CheckTotal is the global guard: it refuses a run whose targets together remove more than
 // MaxTotalRemovalShare of all their current memberships (when that is at least MinRemovals).
 // It returns the error to set on every target that removes anything, or nil.
-func (g Guard) CheckTotal(targets []TargetRemovals) *GuardError {
+func (g Guard) CheckTotal(targets []TargetRemovals) *Error {
 	max := g.MaxTotalRemovalShare
 	if max == 0 {
 		max = g.MaxRemovalShare
@@ -273,13 +275,13 @@ func (g Guard) CheckTotal(targets []TargetRemovals) *GuardError {
 		}
 		worst = append(worst, fmt.Sprintf("%s -%d", t.OU, t.Removed))
 	}
-	return &GuardError{Limit: LimitTotal, Removed: removed, Total: total, Share: share, MaxShare: max,
+	return &Error{Limit: LimitTotal, Removed: removed, Total: total, Share: share, MaxShare: max,
 		MaxDeleted: -1, Worst: worst}
 }
 
 // CheckPeopleLoss refuses a run in which more than MaxPeopleLossShare of the people who hold
 // memberships now (current) are missing from the people data (lost, with a few examples).
-func (g Guard) CheckPeopleLoss(current, lost int, examples []string) *GuardError {
+func (g Guard) CheckPeopleLoss(current, lost int, examples []string) *Error {
 	max := g.MaxPeopleLossShare
 	if max == 0 {
 		max = g.MaxRemovalShare
@@ -291,6 +293,6 @@ func (g Guard) CheckPeopleLoss(current, lost int, examples []string) *GuardError
 	if !limited(max) || lost == 0 || lost < g.MinRemovals || share <= max {
 		return nil
 	}
-	return &GuardError{Limit: LimitPeople, Removed: lost, Total: current, Share: share, MaxShare: max,
+	return &Error{Limit: LimitPeople, Removed: lost, Total: current, Share: share, MaxShare: max,
 		MaxDeleted: -1, Worst: examples}
 }
