@@ -27,6 +27,11 @@ type TypeSpec struct {
 	// Enums lists the values a key accepts (compared case-insensitively, since they name
 	// LDAP object classes and AD settings).
 	Enums map[string][]string
+	// Credentials maps each kind of credential the type takes to the keys that give it. An
+	// OU whose keys give two kinds (a key counts when it is set and not empty after
+	// substitution) must say which one its provider uses in its `credential` key, which the
+	// type must accept (give it an Enums entry of the kinds); otherwise it does not load.
+	Credentials map[string][]string
 }
 
 // commonKeys are accepted by every typed OU.
@@ -39,6 +44,18 @@ var ldapOpt = []string{"ldap_ca_file", "disable_ssl_verification", "ldap_disable
 // Directory's group the group_scope and group_category) and how people map to entries
 // (person_attribute under person_base instead of person_dn_format). providers/ldap reads them.
 var ldapGroupOpt = []string{"object_class", "group_scope", "group_category", "person_attribute", "person_base"}
+
+// githubCredentialKeys are the keys of a GitHub OU (github_org, github_team) that choose how
+// it authenticates: a token, or a GitHub App (providers/github reads them; README
+// "Credentials").
+var githubCredentialKeys = []string{"credential", "app_id", "private_key", "private_key_path", "installation_id"}
+
+// githubCredentials are the kinds of credential of a GitHub OU and the keys that give them.
+func githubCredentials() map[string][]string {
+	return map[string][]string{"token": {"token"}, "app": {"app_id", "private_key", "private_key_path", "installation_id"}}
+}
+
+var githubCredentialEnum = []string{"token", "app"}
 
 // DefaultTypes is the built-in backend table. It is returned fresh on every call so that no
 // caller can mutate shared state.
@@ -60,13 +77,17 @@ func DefaultTypes() []TypeSpec {
 			Optional: ldapOpt,
 			Secrets:  []string{"ldap_bindpw", "ldap_binddn"}},
 		{Name: "github_org", Priority: 30, Enumerates: true,
-			Required: []string{"org", "token", "base"},
-			Optional: []string{"addr", "graphql_url", "ignore_not_found", "features", "ignore", "min_admins"},
-			Secrets:  []string{"token"}},
+			Required:    []string{"org", "base"},
+			Optional:    append([]string{"token", "addr", "graphql_url", "ignore_not_found", "features", "ignore", "min_admins"}, githubCredentialKeys...),
+			Secrets:     []string{"token", "private_key"},
+			Enums:       map[string][]string{"credential": githubCredentialEnum},
+			Credentials: githubCredentials()},
 		{Name: "github_team", Priority: 40, Enumerates: true,
-			Required: []string{"org", "token", "base"},
-			Optional: []string{"addr", "graphql_url", "ignore_not_found", "delete_teams"},
-			Secrets:  []string{"token"}},
+			Required:    []string{"org", "base"},
+			Optional:    append([]string{"token", "addr", "graphql_url", "ignore_not_found", "delete_teams"}, githubCredentialKeys...),
+			Secrets:     []string{"token", "private_key"},
+			Enums:       map[string][]string{"credential": githubCredentialEnum},
+			Credentials: githubCredentials()},
 		{Name: "aad", Priority: 50, Enumerates: true,
 			Required: []string{"base"},
 			Optional: []string{"tenant_id", "client_id", "client_secret", "user_principal_format",
