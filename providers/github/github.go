@@ -45,14 +45,17 @@
 // count (read just before) fills; a GraphQL connection that says there are more items but
 // does not advance stops the read.
 //
-// OU keys: org, token (usually <%= ENV["GITHUB_TOKEN"] %>; GITHUB_TOKEN is the fallback when
-// it renders empty), base, addr (the API root as written, as in the Ruby plugin: REST at
+// OU keys: org; the credential: token (usually <%= ENV["GITHUB_TOKEN"] %>), or a GitHub App
+// (app_id, private_key or private_key_path, installation_id), with credential: token|app to
+// choose when an OU gives both, and environment fallbacks for an OU that gives none
+// (GITHUB_TOKEN; GITHUB_APP_ID, GITHUB_APP_PRIVATE_KEY, GITHUB_APP_PRIVATE_KEY_PATH,
+// GITHUB_APP_INSTALLATION_ID; see app.go); base, addr (the API root as written, as in the Ruby plugin: REST at
 // addr/..., GraphQL at addr/graphql; GitHub Enterprise Server users write
 // https://HOST/api/v3, whose GraphQL is at https://HOST/api/graphql), graphql_url (override),
 // ignore_not_found; github_org also features
 // ([invite, remove], default both), ignore (usernames never touched) and min_admins (default
 // 1: a plan that would leave fewer admins is refused, as is one that would remove or demote
-// the token's own user); github_team also delete_teams.
+// the token's own user, when the token is a user's); github_team also delete_teams.
 //
 // Wiring:
 //
