@@ -95,13 +95,6 @@ func (s *Server) RevokeTokens() {
 	clear(s.tokens)
 }
 
-// SetTokenLifetime sets the lifetime of the installation tokens issued from now on.
-func (s *Server) SetTokenLifetime(d time.Duration) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	s.opt.InstallationTokenLifetime = d
-}
-
 // appRoute reports whether p is one of the routes an app reaches with its JWT.
 func appRoute(p string) bool {
 	if p == "/app" || strings.HasPrefix(p, "/app/") {
