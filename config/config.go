@@ -722,9 +722,17 @@ func (l *loader) ou(key string, m *yaml11.Node, line int) *OU {
 			}
 			allowed := spec.Enums[k]
 			if !v.IsString() || !slices.ContainsFunc(allowed, func(a string) bool { return strings.EqualFold(a, v.Str) }) {
-				l.errf(v.Line, "Group %q attribute %s is %s; it must be one of: %s", key, k, show(v), strings.Join(allowed, ", "))
+				shown := show(v)
+				if yaml11.SecretKey(k) {
+					// `credential: ghp_...` is a token written where its kind belongs.
+					shown = yaml11.Filtered
+				}
+				l.errf(v.Line, "Group %q attribute %s is %s; it must be one of: %s", key, k, shown, strings.Join(allowed, ", "))
 				bad = true
 			}
+		}
+		if !l.credentials(key, spec, m, line) {
+			bad = true
 		}
 		if p := m.Get("plugin"); p != nil {
 			bad = !l.plugin(ou, p) || bad
@@ -815,6 +823,44 @@ func (l *loader) ou(key string, m *yaml11.Node, line int) *OU {
 		}
 	}
 	return ou
+}
+
+// credentials refuses an OU whose keys give two kinds of credential (TypeSpec.Credentials)
+// without a `credential` key saying which one to use. It names the keys, never their values.
+func (l *loader) credentials(key string, spec TypeSpec, m *yaml11.Node, line int) bool {
+	if c := m.Get("credential"); len(spec.Credentials) == 0 || c != nil && c.Kind != yaml11.Null {
+		return true
+	}
+	var given []string
+	var kinds []string
+	for _, kind := range slices.Sorted(maps.Keys(spec.Credentials)) {
+		var keys []string
+		for _, k := range spec.Credentials[kind] {
+			if v := m.Get(k); v != nil && v.Kind != yaml11.Null && strings.TrimSpace(v.Text()) != "" {
+				keys = append(keys, k)
+			}
+		}
+		if len(keys) > 0 {
+			kinds = append(kinds, kind)
+			given = append(given, kind+": "+strings.Join(keys, ", "))
+		}
+	}
+	if len(kinds) < 2 {
+		return true
+	}
+	// The kind spelled first in the type's enum of `credential` comes first in the message.
+	if order := spec.Enums["credential"]; len(order) > 0 {
+		idx := func(k string) int { return slices.Index(order, strings.SplitN(k, ":", 2)[0]) }
+		slices.SortStableFunc(given, func(a, b string) int { return idx(a) - idx(b) })
+		slices.SortStableFunc(kinds, func(a, b string) int { return slices.Index(order, a) - slices.Index(order, b) })
+	}
+	choices := make([]string, len(kinds))
+	for i, k := range kinds {
+		choices[i] = "`credential: " + k + "`"
+	}
+	l.errf(line, "Group %q gives more than one credential (%s): keep one, or say which one to use with %s", key,
+		strings.Join(given, "; "), strings.Join(choices, " or "))
+	return false
 }
 
 // plugin reads an OU's `plugin:` block. The reference checks that it is a map when the

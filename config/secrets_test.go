@@ -186,7 +186,17 @@ func TestNoErrorShowsASecret(t *testing.T) {
 		"yaml error near a value": func(s string) string {
 			return strings.Replace(s, "    org: example\n", "    org: [${BAD}\n", 1)
 		},
-		"erb error":     func(s string) string { return s + "# <%= ENV[\"A\"] + 'x' %>\n" },
+		"erb error": func(s string) string { return s + "# <%= ENV[\"A\"] + 'x' %>\n" },
+		// Issue 24: a GitHub OU with a token and an app's key, literal and from the environment.
+		"two github credentials": func(s string) string {
+			return strings.Replace(s, "    token: ${GITHUB_TOKEN}\n", "    token: ${GITHUB_TOKEN}\n    app_id: ${APP_ID}\n    private_key: "+sentinel+"-literal-private-key\n    private_key_path: ${KEY_PATH}\n", 1)
+		},
+		"github credential kind from env": func(s string) string {
+			return strings.Replace(s, "    token: ${GITHUB_TOKEN}\n", "    token: ${GITHUB_TOKEN}\n    credential: ${CRED}\n    private_key: <%= ENV['KEY'] %>\n", 1)
+		},
+		"github credential kind literal": func(s string) string {
+			return strings.Replace(s, "    token: ${GITHUB_TOKEN}\n", "    token: ${GITHUB_TOKEN}\n    credential: "+sentinel+"\n", 1)
+		},
 		"top not a map": func(string) string { return "- ${X}\n- " + sentinel + "\n" },
 	}
 	for name, mut := range muts {

@@ -48,6 +48,11 @@ type TypeSpec struct {
 	// of one would undo the other's changes, or "" when they do not. files lists an OU's
 	// group files (see GroupFiles). Default: OUs of the type never overlap.
 	Overlap func(a, b *OU, files GroupFiles) string
+	// Credentials maps each kind of credential the type takes to the keys that give it. An
+	// OU whose keys give two kinds (a key counts when it is set and not empty after
+	// substitution) must say which one its provider uses in its `credential` key, which the
+	// type must accept (give it an Enums entry of the kinds); otherwise it does not load.
+	Credentials map[string][]string
 }
 
 // GroupFiles lists the group files of an OU directory: lower-cased group name → the file's

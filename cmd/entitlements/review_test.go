@@ -8,6 +8,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strings"
 	"testing"
 
@@ -453,53 +454,98 @@ func TestDiffGit(t *testing.T) {
 	})
 }
 
-// TestExampleWorkflow parses the GitHub Actions example and checks that every entitlements
-// command it runs exists and takes the flags it passes.
+// TestExampleWorkflow parses the GitHub Actions examples and checks that every entitlements
+// command they run exists and takes the flags they pass, and what each must do: the review
+// workflow validates and diffs on pull requests with no credential; the apply workflow
+// (issue 24) plans and applies on push with a GitHub App's variables given to those steps
+// only, and asks for no write permission of the job's own token.
 func TestExampleWorkflow(t *testing.T) {
-	data, err := os.ReadFile("../../examples/github-actions/entitlements-review.yml")
-	if err != nil {
-		t.Fatal(err)
+	type step struct {
+		Name string            `yaml:"name"`
+		Uses string            `yaml:"uses"`
+		Run  string            `yaml:"run"`
+		Env  map[string]string `yaml:"env"`
 	}
-	var wf struct {
-		On   map[string]any `yaml:"on"`
-		Jobs map[string]struct {
-			Steps []struct {
-				Name string `yaml:"name"`
-				Run  string `yaml:"run"`
-			} `yaml:"steps"`
-		} `yaml:"jobs"`
-	}
-	if err := yaml.Unmarshal(data, &wf); err != nil {
-		t.Fatalf("the workflow is not valid YAML: %v", err)
-	}
-	if _, ok := wf.On["pull_request"]; !ok {
-		t.Error("the workflow does not run on pull_request")
-	}
-	call := regexp.MustCompile(`(?m)(?:^|\s)entitlements\s+(\w+)((?:\s+[^\s|>;&]+)*)`)
-	seen := map[string]bool{}
-	for _, job := range wf.Jobs {
-		for _, st := range job.Steps {
-			for _, m := range call.FindAllStringSubmatch(st.Run, -1) {
-				cmd := m[1]
-				seen[cmd] = true
-				_, out, errOut := runCLI(t, cmd, "-h")
-				help := out + errOut
-				if !strings.Contains(help, "-config") {
-					t.Errorf("step %q: command %q has no usage (does it exist?)", st.Name, cmd)
-					continue
-				}
-				for _, f := range regexp.MustCompile(`\s--?([a-z][a-z-]*)`).FindAllStringSubmatch(m[2], -1) {
-					if !regexp.MustCompile(`(?m)^\s+-` + regexp.QuoteMeta(f[1]) + `\b`).MatchString(help) {
-						t.Errorf("step %q: entitlements %s has no flag --%s", st.Name, cmd, f[1])
+	for _, tc := range []struct {
+		file, trigger string
+		commands      []string
+		// creds are the variables that the steps running these commands get, and no other.
+		creds   []string
+		credCmd []string
+	}{
+		{"entitlements-review.yml", "pull_request", []string{"validate", "diff"}, nil, nil},
+		{"entitlements-apply.yml", "push", []string{"validate", "plan", "apply"},
+			[]string{"GITHUB_APP_ID", "GITHUB_APP_PRIVATE_KEY"}, []string{"plan", "apply"}},
+	} {
+		t.Run(tc.file, func(t *testing.T) {
+			data, err := os.ReadFile("../../examples/github-actions/" + tc.file)
+			if err != nil {
+				t.Fatal(err)
+			}
+			var wf struct {
+				On          map[string]any    `yaml:"on"`
+				Permissions map[string]string `yaml:"permissions"`
+				Env         map[string]string `yaml:"env"`
+				Jobs        map[string]struct {
+					Env   map[string]string `yaml:"env"`
+					Steps []step            `yaml:"steps"`
+				} `yaml:"jobs"`
+			}
+			if err := yaml.Unmarshal(data, &wf); err != nil {
+				t.Fatalf("the workflow is not valid YAML: %v", err)
+			}
+			if _, ok := wf.On[tc.trigger]; !ok {
+				t.Errorf("the workflow does not run on %s", tc.trigger)
+			}
+			if tc.creds != nil {
+				// The job's own token only checks out (id-token: write is no repository
+				// access: it lets the job ask for an OIDC token, as Azure's federation does).
+				for k, v := range wf.Permissions {
+					if v != "read" && v != "none" && k != "id-token" || k == "contents" && v != "read" {
+						t.Errorf("permissions %v: the job's token needs contents: read only", wf.Permissions)
 					}
 				}
 			}
-		}
-	}
-	for _, want := range []string{"validate", "diff"} {
-		if !seen[want] {
-			t.Errorf("the workflow never runs entitlements %s", want)
-		}
+			call := regexp.MustCompile(`(?m)(?:^|\s)entitlements\s+(\w+)((?:\s+[^\s|>;&]+)*)`)
+			seen := map[string]bool{}
+			for _, job := range wf.Jobs {
+				for k := range job.Env {
+					if slices.Contains(tc.creds, k) {
+						t.Errorf("the job gives %s to every step", k)
+					}
+				}
+				for _, st := range job.Steps {
+					var cmds []string
+					for _, m := range call.FindAllStringSubmatch(st.Run, -1) {
+						cmd := m[1]
+						seen[cmd] = true
+						cmds = append(cmds, cmd)
+						_, out, errOut := runCLI(t, cmd, "-h")
+						help := out + errOut
+						if !strings.Contains(help, "-config") {
+							t.Errorf("step %q: command %q has no usage (does it exist?)", st.Name, cmd)
+							continue
+						}
+						for _, f := range regexp.MustCompile(`\s--?([a-z][a-z-]*)`).FindAllStringSubmatch(m[2], -1) {
+							if !regexp.MustCompile(`(?m)^\s+-` + regexp.QuoteMeta(f[1]) + `\b`).MatchString(help) {
+								t.Errorf("step %q: entitlements %s has no flag --%s", st.Name, cmd, f[1])
+							}
+						}
+					}
+					wantCreds := slices.ContainsFunc(cmds, func(c string) bool { return slices.Contains(tc.credCmd, c) })
+					for _, k := range tc.creds {
+						if _, ok := st.Env[k]; ok != wantCreds {
+							t.Errorf("step %q (%s, runs %v): has %s %v, want %v", st.Name, st.Uses, cmds, k, ok, wantCreds)
+						}
+					}
+				}
+			}
+			for _, want := range tc.commands {
+				if !seen[want] {
+					t.Errorf("the workflow never runs entitlements %s", want)
+				}
+			}
+		})
 	}
 }
 

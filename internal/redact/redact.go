@@ -27,7 +27,25 @@ const MinLen = 6
 // safe for concurrent use.
 type Set struct {
 	mu   sync.RWMutex
-	vals []string // longest first, so that a credential containing another is masked whole
+	n    map[string]int // form → how many of the registered credentials have it
+	vals []string       // the forms, longest first, so that a credential containing another is masked whole
+}
+
+// forms are the texts a credential is searched as: itself, URL-encoded (a form body or a
+// query) and JSON-escaped; nil when it is too short to search for.
+func forms(v string) []string {
+	v = strings.TrimSpace(v)
+	if len(v) < MinLen {
+		return nil
+	}
+	j, _ := json.Marshal(v)
+	var out []string
+	for _, f := range []string{v, url.QueryEscape(v), url.PathEscape(v), string(j[1 : len(j)-1])} {
+		if !slices.Contains(out, f) {
+			out = append(out, f)
+		}
+	}
+	return out
 }
 
 // Add registers credentials (values shorter than MinLen are ignored), each also in the forms
@@ -35,19 +53,43 @@ type Set struct {
 func (s *Set) Add(vals ...string) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	if s.n == nil {
+		s.n = map[string]int{}
+	}
 	for _, v := range vals {
-		v = strings.TrimSpace(v)
-		if len(v) < MinLen {
-			continue
-		}
-		j, _ := json.Marshal(v)
-		for _, f := range []string{v, url.QueryEscape(v), url.PathEscape(v), string(j[1 : len(j)-1])} {
-			if !slices.Contains(s.vals, f) {
+		for _, f := range forms(v) {
+			if s.n[f]++; s.n[f] == 1 {
 				s.vals = append(s.vals, f)
 			}
 		}
 	}
 	slices.SortFunc(s.vals, func(a, b string) int { return len(b) - len(a) })
+}
+
+// Remove unregisters credentials that were added and are of no use any more (short-lived
+// tokens that were replaced), so that a long-running registry does not search for every
+// token it ever held. A value added n times stays until it was removed n times.
+func (s *Set) Remove(vals ...string) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	for _, v := range vals {
+		for _, f := range forms(v) {
+			if s.n[f] == 0 {
+				continue
+			}
+			if s.n[f]--; s.n[f] == 0 {
+				delete(s.n, f)
+				s.vals = slices.DeleteFunc(s.vals, func(x string) bool { return x == f })
+			}
+		}
+	}
+}
+
+// Len is the number of texts searched for (each credential counts once per distinct form).
+func (s *Set) Len() int {
+	s.mu.RLock()
+	defer s.mu.RUnlock()
+	return len(s.vals)
 }
 
 // String returns str with every registered credential masked.

@@ -49,6 +49,31 @@ func TestSet(t *testing.T) {
 	}
 }
 
+// Issue 24: short-lived tokens are removed once replaced; a value registered twice (two OUs
+// with one token) stays until both removed it.
+func TestSetRemove(t *testing.T) {
+	var s Set
+	s.Add("ghs_first-token", "shared-secret")
+	s.Add("shared-secret")
+	base := s.Len()
+	s.Add(`ghs_second+token`)
+	s.Remove(`ghs_second+token`, "never-added", "short")
+	if s.Len() != base {
+		t.Errorf("Len %d after removing what was added, want %d", s.Len(), base)
+	}
+	if got := s.String("ghs_second+token ghs_second%2Btoken"); got != "ghs_second+token ghs_second%2Btoken" {
+		t.Errorf("a removed token is still masked: %q", got)
+	}
+	s.Remove("shared-secret")
+	if got := s.String("shared-secret ghs_first-token"); got != Mask+" "+Mask {
+		t.Errorf("removed once of twice: %q", got)
+	}
+	s.Remove("shared-secret")
+	if got := s.String("shared-secret"); got != "shared-secret" {
+		t.Errorf("removed twice of twice: %q", got)
+	}
+}
+
 type stringer struct{}
 
 func (stringer) String() string { return "stringer pass-word" }

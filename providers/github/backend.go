@@ -10,14 +10,28 @@ import (
 	"github.com/entitlements-go/entitlements/providers"
 )
 
+// credentialKeys choose how a GitHub OU authenticates: a token, or a GitHub App (README
+// "Credentials").
+var credentialKeys = []string{"credential", "app_id", "private_key", "private_key_path", "installation_id"}
+
+// credentialKinds are the values of the `credential` key.
+var credentialKinds = []string{"token", "app"}
+
+// credentials are the kinds of credential of a GitHub OU and the keys that give them.
+func credentials() map[string][]string {
+	return map[string][]string{"token": {"token"}, "app": {"app_id", "private_key", "private_key_path", "installation_id"}}
+}
+
 // Types are the config specs of the GitHub backend types: `github_org` (org members and their
 // roles) and `github_team` (one team per group file).
 func Types() []config.TypeSpec {
 	return []config.TypeSpec{
 		{Name: "github_org", Priority: 30, Enumerates: true,
-			Required: []string{"org", "token", "base"},
-			Optional: []string{"addr", "graphql_url", "ignore_not_found", "features", "ignore", "min_admins"},
-			Secrets:  []string{"token"},
+			Required:    []string{"org", "base"},
+			Optional:    append([]string{"token", "addr", "graphql_url", "ignore_not_found", "features", "ignore", "min_admins"}, credentialKeys...),
+			Secrets:     []string{"token", "private_key"},
+			Enums:       map[string][]string{"credential": credentialKinds},
+			Credentials: credentials(),
 			Overlap: func(a, b *config.OU, _ config.GroupFiles) string {
 				if sameOrg(a, b) {
 					return fmt.Sprintf("both manage the members of GitHub org %s and their roles", b.Settings.Get("org").Shown())
@@ -25,10 +39,12 @@ func Types() []config.TypeSpec {
 				return ""
 			}},
 		{Name: "github_team", Priority: 40, Enumerates: true,
-			Required: []string{"org", "token", "base"},
-			Optional: []string{"addr", "graphql_url", "ignore_not_found", "delete_teams"},
-			Secrets:  []string{"token"},
-			Overlap:  teamsOverlap},
+			Required:    []string{"org", "base"},
+			Optional:    append([]string{"token", "addr", "graphql_url", "ignore_not_found", "delete_teams"}, credentialKeys...),
+			Secrets:     []string{"token", "private_key"},
+			Enums:       map[string][]string{"credential": credentialKinds},
+			Credentials: credentials(),
+			Overlap:     teamsOverlap},
 	}
 }
 

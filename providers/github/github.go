@@ -45,14 +45,17 @@
 // count (read just before) fills; a GraphQL connection that says there are more items but
 // does not advance stops the read.
 //
-// OU keys: org, token (usually <%= ENV["GITHUB_TOKEN"] %>; GITHUB_TOKEN is the fallback when
-// it renders empty), base, addr (the API root as written, as in the Ruby plugin: REST at
+// OU keys: org; the credential: token (usually <%= ENV["GITHUB_TOKEN"] %>), or a GitHub App
+// (app_id, private_key or private_key_path, installation_id), with credential: token|app to
+// choose when an OU gives both, and environment fallbacks for an OU that gives none
+// (GITHUB_TOKEN; GITHUB_APP_ID, GITHUB_APP_PRIVATE_KEY, GITHUB_APP_PRIVATE_KEY_PATH,
+// GITHUB_APP_INSTALLATION_ID; see app.go); base, addr (the API root as written, as in the Ruby plugin: REST at
 // addr/..., GraphQL at addr/graphql; GitHub Enterprise Server users write
 // https://HOST/api/v3, whose GraphQL is at https://HOST/api/graphql), graphql_url (override),
 // ignore_not_found; github_org also features
 // ([invite, remove], default both), ignore (usernames never touched) and min_admins (default
 // 1: a plan that would leave fewer admins is refused, as is one that would remove or demote
-// the token's own user); github_team also delete_teams.
+// the token's own user, when the token is a user's); github_team also delete_teams.
 //
 // Wiring:
 //
@@ -136,8 +139,14 @@ type Options struct {
 	// package's own pooled transports (its Transport is wrapped; the caller owns it and
 	// its pool settings).
 	HTTPClient *http.Client
-	// Getenv supplies GITHUB_TOKEN when an OU's `token` is empty. Default os.LookupEnv.
+	// Getenv supplies the environment fallbacks of an OU that gives no credential
+	// (GITHUB_TOKEN; GITHUB_APP_ID, GITHUB_APP_PRIVATE_KEY, GITHUB_APP_PRIVATE_KEY_PATH,
+	// GITHUB_APP_INSTALLATION_ID). Default os.LookupEnv.
 	Getenv func(string) (string, bool)
+	// AppTokenRefresh is how long before its expiry a GitHub App installation token is
+	// replaced (GitHub's live an hour). A token that lives less than twice as long is
+	// replaced halfway through its life. Default DefaultAppTokenRefresh (5 minutes).
+	AppTokenRefresh time.Duration
 	// Now and Sleep are the clock (tests inject a fake one so rate-limit waits take no real
 	// time). Defaults time.Now and a timer that honours the context.
 	Now   func() time.Time
@@ -199,6 +208,9 @@ func (o Options) withDefaults() Options {
 	if o.Getenv == nil {
 		o.Getenv = os.LookupEnv
 	}
+	if o.AppTokenRefresh <= 0 {
+		o.AppTokenRefresh = DefaultAppTokenRefresh
+	}
 	if o.Now == nil {
 		o.Now = time.Now
 	}
@@ -234,8 +246,11 @@ func sleepCtx(ctx context.Context, d time.Duration) error {
 type Registry struct {
 	opt    Options
 	budget budget
-	// secrets are the tokens of the registry's OUs, masked in every error and log line.
+	// secrets are the credentials of the registry's OUs (tokens, App keys, and the JWTs and
+	// installation tokens obtained with them), masked in every error and log line.
 	secrets redact.Set
+	shortMu sync.Mutex
+	short   []shortLived // credentials masked until they expire (remember)
 
 	mu    sync.Mutex
 	hosts map[string]*host
@@ -378,7 +393,8 @@ type host struct {
 	meta  cache.TTL[bool]
 
 	mu       sync.Mutex
-	sessions map[string]*session
+	sessions map[string]*session // "token\x00TOKEN" or "app\x00APP\x00org" → session
+	apps     map[string]*app     // App ID → the app on this host
 }
 
 // hostFor returns the host of an OU's `addr` (or the default base URL).
@@ -418,7 +434,7 @@ func (r *Registry) hostFor(addr, graphqlURL string) (*host, error) {
 	}
 	h := &host{reg: r, restBase: restBase, graphqlURL: graphqlURL, checkMeta: checkMeta,
 		reads: make(chan struct{}, r.opt.ReadConcurrency), writes: make(chan struct{}, r.opt.WriteConcurrency),
-		sessions: map[string]*session{}, orgs: map[string]*orgEntry{}}
+		sessions: map[string]*session{}, apps: map[string]*app{}, orgs: map[string]*orgEntry{}}
 	if r.opt.HTTPClient != nil && r.opt.HTTPClient.Transport != nil {
 		h.base = r.opt.HTTPClient.Transport
 	} else {
@@ -485,40 +501,57 @@ func newTransport(pool int, onDial func()) *http.Transport {
 	return t
 }
 
-// session is one token on one host: its go-github client and its rate-limit state (GitHub
-// limits are per token).
+// session is one credential on one host (a token, a GitHub App's installation, or the App
+// itself): its go-github client and its rate-limit state (GitHub limits are per token, and
+// per installation).
 type session struct {
-	h     *host
-	token string
-	http  *http.Client
-	gh    *gh.Client
-	rate  rateState
+	h    *host
+	cred credential
+	// inst is the App installation whose token the session sends; nil for a token given by
+	// the OU (and for the App's own session).
+	inst *installation
+	http *http.Client
+	gh   *gh.Client
+	rate rateState
 	// invites: the org invitation limit is per token.
 	invites inviteLimit
 }
 
-func (h *host) session(token string) *session {
-	h.mu.Lock()
-	defer h.mu.Unlock()
-	if s, ok := h.sessions[token]; ok {
-		return s
-	}
-	s := &session{h: h, token: token}
+// newSession returns a session on h (not registered in h.sessions).
+func (h *host) newSession(c credential) *session {
+	s := &session{h: h, cred: c}
 	s.http = &http.Client{Transport: &roundTripper{s: s},
 		CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
 	s.gh = gh.NewClient(s.http)
 	s.gh.BaseURL = h.restBase
-	h.sessions[token] = s
 	return s
 }
 
+// tokenSession returns the session of a token, shared by every OU on the host that gives it.
+func (h *host) tokenSession(token string) *session {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	key := "token\x00" + token
+	if s, ok := h.sessions[key]; ok {
+		return s
+	}
+	s := h.newSession(staticToken(token))
+	h.sessions[key] = s
+	return s
+}
+
+// app reports whether the session sends a GitHub App's installation token: no user stands
+// behind it (no org role, no team a creation would make it maintainer of).
+func (s *session) app() bool { return s.inst != nil }
+
 // settings are the OU keys the provider reads.
 type settings struct {
-	org, token, base, addr, graphqlURL string
-	ignoreNotFound, deleteTeams        bool
-	invite, remove                     bool
-	ignore                             map[string]bool
-	minAdmins                          int
+	org, base, addr, graphqlURL string
+	cred                        credSettings
+	ignoreNotFound, deleteTeams bool
+	invite, remove              bool
+	ignore                      map[string]bool
+	minAdmins                   int
 }
 
 func text(m config.Value, k string) string { return strings.TrimSpace(m.Get(k).Text()) }
@@ -537,7 +570,7 @@ func flag(m config.Value, k string) (bool, error) {
 
 func (r *Registry) settings(ou *config.OU) (settings, error) {
 	m := ou.Settings
-	s := settings{org: text(m, "org"), token: text(m, "token"), base: ou.Base, addr: text(m, "addr"),
+	s := settings{org: text(m, "org"), base: ou.Base, addr: text(m, "addr"),
 		graphqlURL: text(m, "graphql_url"), invite: true, remove: true, ignore: map[string]bool{}, minAdmins: DefaultMinAdmins}
 	if s.base == "" {
 		s.base = text(m, "base")
@@ -551,14 +584,10 @@ func (r *Registry) settings(ou *config.OU) (settings, error) {
 	if s.base == "" {
 		return s, fmt.Errorf("OU %s has no base", ou.Key)
 	}
-	if s.token == "" {
-		s.token, _ = r.opt.Getenv("GITHUB_TOKEN")
-		s.token = strings.TrimSpace(s.token)
-	}
-	if s.token == "" {
-		return s, fmt.Errorf("OU %s has no GitHub token: set `token` (usually <%%= ENV[\"GITHUB_TOKEN\"] %%>) and make sure the variable is set", ou.Key)
-	}
 	var err error
+	if s.cred, err = r.credentials(ou); err != nil {
+		return s, err
+	}
 	if s.ignoreNotFound, err = flag(m, "ignore_not_found"); err != nil {
 		return s, fmt.Errorf("OU %s: %w", ou.Key, err)
 	}
@@ -599,24 +628,42 @@ func (r *Registry) settings(ou *config.OU) (settings, error) {
 	return s, nil
 }
 
-// Provider builds the provider of a `github_org` or `github_team` OU. A missing token is an
-// error here, so that a plan fails before any request is sent.
+// Provider builds the provider of a `github_org` or `github_team` OU. A missing credential (or
+// an App key that does not parse) is an error here, so that a plan fails before any request
+// is sent.
 func (r *Registry) Provider(ou *config.OU) (providers.Provider, error) {
 	if ou.Type != "github_org" && ou.Type != "github_team" {
 		return nil, fmt.Errorf("the GitHub provider does not handle type %q", ou.Type)
 	}
+	// Whatever the outcome, the credentials the OU gives are masked from here on.
+	for _, k := range []string{"token", "private_key"} {
+		if v := text(ou.Settings, k); v != "" {
+			r.secrets.Add(keySecrets(v)...)
+		}
+	}
 	s, err := r.settings(ou)
 	if err != nil {
-		return nil, err
+		return nil, r.secrets.Error(err)
 	}
-	r.secrets.Add(s.token)
+	r.secrets.Add(s.cred.token)
+	if s.cred.kind == credApp {
+		r.secrets.Add(keySecrets(s.cred.app.keyText)...)
+	}
 	h, err := r.hostFor(s.addr, s.graphqlURL)
 	if err != nil {
 		return nil, fmt.Errorf("OU %s: %w", ou.Key, err)
 	}
+	var sess *session
+	if s.cred.kind == credApp {
+		if sess, err = h.appSession(s.cred.app, s.org); err != nil {
+			return nil, fmt.Errorf("OU %s: %w", ou.Key, err)
+		}
+	} else {
+		sess = h.tokenSession(s.cred.token)
+	}
 	gen := r.generation()
 	init := func(t *target) {
-		t.s, t.cfg, t.ou, t.gen = h.session(s.token), s, ou.Key, gen
+		t.s, t.cfg, t.ou, t.gen = sess, s, ou.Key, gen
 		t.log = r.opt.Logger.With("ou", ou.Key)
 		t.desired = map[string]*providers.Group{}
 	}

@@ -97,6 +97,10 @@ type env struct {
 	noToken           bool   // the config's token renders empty
 	orgName           string // the OUs' org; default acme
 	token             string // GITHUB_TOKEN, which the config's token renders; default "tok"
+	// credKeys, when set, replace the OUs' token line (4-space indented YAML lines), and vars
+	// are more variables for the config's substitutions.
+	credKeys string
+	vars     map[string]string
 }
 
 func newEnv(t *testing.T, fopt fakegithub.Options) *env {
@@ -145,11 +149,15 @@ func (e *env) config() string {
 	if org == "" {
 		org = "acme"
 	}
+	cred := "    token: '<%= ENV[\"GITHUB_TOKEN\"] %>'\n"
+	if e.credKeys != "" {
+		cred = e.credKeys
+	}
 	if !e.noOrg {
-		b.WriteString("  github/org:\n    type: github_org\n    org: " + org + "\n    token: '<%= ENV[\"GITHUB_TOKEN\"] %>'\n" +
+		b.WriteString("  github/org:\n    type: github_org\n    org: " + org + "\n" + cred +
 			"    base: ou=org,ou=GitHub,dc=example,dc=net\n" + addr + e.orgKeys)
 	}
-	b.WriteString("  github/teams:\n    type: github_team\n    org: " + org + "\n    token: '<%= ENV[\"GITHUB_TOKEN\"] %>'\n" +
+	b.WriteString("  github/teams:\n    type: github_team\n    org: " + org + "\n" + cred +
 		"    base: ou=teams,ou=GitHub,dc=example,dc=net\n" + addr + e.teamKeys)
 	return b.String()
 }
@@ -191,6 +199,9 @@ func (e *env) plan(reg *github.Registry) *deploy.Plan {
 	repo, err := calc.Load(ctx, filepath.Join(e.root, "config.yaml"), calc.Options{Types: backends.Types(),
 		Now: time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC),
 		Getenv: func(k string) (string, bool) {
+			if v, ok := e.vars[k]; ok {
+				return v, true
+			}
 			if k != "GITHUB_TOKEN" || e.noToken {
 				return "", false
 			}

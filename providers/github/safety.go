@@ -35,7 +35,7 @@ func (p *OrgProvider) finalRoles(st *orgState, want map[string]string) map[strin
 }
 
 // checkSafety refuses a change of the org's membership that would remove or demote the
-// token's own user (the run would lock itself out, or lose the right to finish), or lower
+// token's own user (a user's token; a GitHub App has none) (the run would lock itself out, or lose the right to finish), or lower
 // the number of admins below min_admins (peribolos has the same two guards). An org that
 // already has fewer admins than the minimum is not refused for changes that do not lower the
 // count further; it is reported as a warning.
@@ -56,6 +56,11 @@ func (p *OrgProvider) checkSafety(st *orgState, want map[string]string) error {
 		}
 	}
 	viewer := strings.ToLower(st.viewer)
+	if p.s.app() {
+		// An App's installation has no user (its viewer is its bot, never an org member):
+		// there is no own user to lock out.
+		viewer = ""
+	}
 	vr, vf := st.roles[viewer], final[viewer]
 	st.mu.Unlock()
 	var errs []error

@@ -639,7 +639,7 @@ func (p *TeamProvider) create(ctx context.Context, st *orgState, c *providers.Ch
 // writes already gave them the role the file asks for). Without it, every team created by
 // a user token would show its creator as a removal in the next plan.
 func (p *TeamProvider) dropCreator(ctx context.Context, st *orgState, slug string, want []string) (userResult, bool) {
-	if !st.userToken() || lowerSet(want)[strings.ToLower(st.viewer)] {
+	if p.s.app() || !st.userToken() || lowerSet(want)[strings.ToLower(st.viewer)] {
 		return userResult{}, false
 	}
 	r := p.removeMember(ctx, slug, st.viewer)

@@ -28,6 +28,10 @@ type counters struct {
 	// predictive: groups trusted from the predictive state; memberReads: member lists read
 	// (one per team, one per org role list).
 	predictive, memberReads atomic.Int64
+	// appRequests: requests authenticated as a GitHub App (installation lookups, token
+	// creations), not counted as REST requests or writes; appTokens: installation tokens
+	// obtained; renewals: requests sent again with a new token after a 401.
+	appRequests, appTokens, renewals atomic.Int64
 }
 
 func (c *counters) snapshot() map[string]int64 {
@@ -45,6 +49,9 @@ func (c *counters) snapshot() map[string]int64 {
 		"warnings":           c.warnings.Load(),
 		"predictive_hits":    c.predictive.Load(),
 		"member_reads":       c.memberReads.Load(),
+		"app_requests":       c.appRequests.Load(),
+		"app_tokens":         c.appTokens.Load(),
+		"token_renewals":     c.renewals.Load(),
 	}
 }
 
@@ -233,10 +240,11 @@ func (e *RateLimitError) Error() string {
 		e.Kind, e.Status, e.Wait.Round(time.Second), e.Msg)
 }
 
-// roundTripper is the session's transport: it sends the token, counts requests and new
-// connections, honours rate limits and retries what may be retried. go-github sees only the
-// final answer, so its own rate-limit memory (which would refuse requests by the wall clock,
-// outside the budget) never takes over.
+// roundTripper is the session's transport: it sends the credential, counts requests and new
+// connections, honours rate limits and retries what may be retried; a request GitHub answers
+// 401 is sent once more when the credential can be renewed (a GitHub App's installation
+// token). go-github sees only the final answer, so its own rate-limit memory (which would
+// refuse requests by the wall clock, outside the budget) never takes over.
 type roundTripper struct{ s *session }
 
 func (rt *roundTripper) RoundTrip(req *http.Request) (*http.Response, error) {
@@ -246,6 +254,8 @@ func (rt *roundTripper) RoundTrip(req *http.Request) (*http.Response, error) {
 	idem := idempotent(req)
 	resource := resourceOf(req)
 	gql := resource == "graphql"
+	auth := ctx.Value(authKey{}) != nil
+	renewed := false
 	// A RoundTripper must close the request body; the base transport does once it sends.
 	unsent := func(attempt int, err error) (*http.Response, error) {
 		if attempt == 1 && req.Body != nil {
@@ -271,7 +281,11 @@ func (rt *roundTripper) RoundTrip(req *http.Request) (*http.Response, error) {
 			}
 			r2.Body = b
 		}
-		r2.Header.Set("Authorization", "Bearer "+s.token)
+		cred, err := s.cred.authorization(ctx)
+		if err != nil {
+			return unsent(attempt, err)
+		}
+		r2.Header.Set("Authorization", cred)
 		if r2.Header.Get("User-Agent") == "" {
 			r2.Header.Set("User-Agent", "entitlements-go")
 		}
@@ -290,9 +304,12 @@ func (rt *roundTripper) RoundTrip(req *http.Request) (*http.Response, error) {
 			}
 		}})
 		s.both(ctx, func(c *counters) {
-			if gql {
+			switch {
+			case auth:
+				c.appRequests.Add(1)
+			case gql:
 				c.graphql.Add(1)
-			} else {
+			default:
 				c.rest.Add(1)
 				if req.Method != http.MethodGet {
 					c.writes.Add(1)
@@ -314,6 +331,15 @@ func (rt *roundTripper) RoundTrip(req *http.Request) (*http.Response, error) {
 			if err := s.backoff(ctx, attempt, 0); err != nil {
 				return nil, err
 			}
+			continue
+		}
+		// A 401 was not performed, so even a POST may be sent again; once only, so that a
+		// credential GitHub keeps refusing ends the request.
+		if resp.StatusCode == http.StatusUnauthorized && !renewed && s.cred.refused(cred) {
+			drain(resp)
+			cancel()
+			renewed = true
+			s.both(ctx, func(c *counters) { c.renewals.Add(1) })
 			continue
 		}
 		if kind, wait, msg := s.rateLimited(resp); kind != "" {

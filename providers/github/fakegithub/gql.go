@@ -81,7 +81,7 @@ func (s *Server) serveGraphQL(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	s.mu.Lock()
-	e := &execCtx{s: s, doc: op.doc, vars: req.Variables}
+	e := &execCtx{s: s, doc: op.doc, vars: req.Variables, viewer: s.viewerKey(r)}
 	data := e.query(op.def.SelectionSet)
 	if e.teamFields > 0 {
 		s.stats.GraphQLTeamDocs++
@@ -210,6 +210,7 @@ func variableError(def *ast.OperationDefinition, vars map[string]any, err error)
 // execCtx executes one document. The server lock is held throughout.
 type execCtx struct {
 	s          *Server
+	viewer     string // lower login of the token's user or app bot
 	doc        *ast.QueryDocument
 	vars       map[string]any
 	errs       []gqlError
@@ -329,7 +330,7 @@ func (e *execCtx) query(set ast.SelectionSet) map[string]any {
 			}
 			return e.org(o, f.SelectionSet, p)
 		case "viewer":
-			return e.user(e.s.viewerKey(), f.SelectionSet, p)
+			return e.user(e.viewer, f.SelectionSet, p)
 		case "rateLimit":
 			return e.object("RateLimit", f.SelectionSet, p, func(g *ast.Field, _ []any) any {
 				w := e.s.windows["graphql"]

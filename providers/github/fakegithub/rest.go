@@ -21,7 +21,7 @@ func (s *Server) serveREST(w http.ResponseWriter, r *http.Request, p string) {
 	seg := strings.Split(strings.Trim(p, "/"), "/")
 	switch {
 	case len(seg) == 1 && seg[0] == "user" && r.Method == http.MethodGet:
-		s.authenticatedUser(w)
+		s.authenticatedUser(w, r)
 	case len(seg) == 5 && seg[0] == "orgs" && seg[2] == "teams" && seg[4] == "invitations" && r.Method == http.MethodGet:
 		s.listTeamInvitations(w, r, seg[1], seg[3])
 	case len(seg) == 1 && seg[0] == "meta" && r.Method == http.MethodGet:
@@ -186,15 +186,15 @@ func (s *Server) listTeamInvitations(w http.ResponseWriter, r *http.Request, org
 }
 
 // authenticatedUser is GET /user: the token's user; an installation token has none.
-func (s *Server) authenticatedUser(w http.ResponseWriter) {
+func (s *Server) authenticatedUser(w http.ResponseWriter, r *http.Request) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	if s.opt.TokenUser == "" {
+	if s.opt.TokenUser == "" || callerOf(r).inst != nil {
 		writeJSON(w, http.StatusForbidden, map[string]any{"message": "Resource not accessible by integration",
 			"documentation_url": "https://docs.github.com/rest/users/users#get-the-authenticated-user", "status": "403"})
 		return
 	}
-	writeJSON(w, http.StatusOK, s.user(s.viewerKey()))
+	writeJSON(w, http.StatusOK, s.user(s.viewerKey(r)))
 }
 
 // inviteRefusal is GitHub's 422 to an invitation that cannot be sent: the 24-hour limit is
@@ -472,9 +472,9 @@ func (s *Server) createTeam(w http.ResponseWriter, r *http.Request, orgLogin str
 	}
 	t.id = s.newID()
 	o.teams[slug] = t
-	if s.opt.TokenUser != "" {
+	if s.opt.TokenUser != "" && callerOf(r).inst == nil {
 		// "When you create a new team, you automatically become a team maintainer."
-		t.members[s.viewerKey()] = "maintainer"
+		t.members[s.viewerKey(r)] = "maintainer"
 	}
 	writeJSON(w, http.StatusCreated, s.teamJSON(t, o))
 }

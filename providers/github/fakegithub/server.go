@@ -21,6 +21,10 @@
 //     that user or the app's bot, GET /user answers 403 for an installation, and a team
 //     created with a user token gets its creator as maintainer (GitHub: "When you create a
 //     new team, you automatically become a team maintainer");
+//   - GitHub Apps (AddApp, Install): JWTs verified against the app's key, installation
+//     lookup, installation tokens that expire (Options.InstallationTokenLifetime) or are
+//     revoked (RevokeTokens) and are then answered 401, and the installation's permissions
+//     enforced (see apps.go);
 //   - a nested team cannot be secret, neither the child nor its parent (422);
 //   - adding a user who is not an org member to a team sends them an org invitation for that
 //     team and answers state "pending"; they join the team when they accept;
@@ -93,6 +97,9 @@ type Options struct {
 	RejectMixedCaseLogins bool
 	// TLS serves HTTPS (URL is https://...; Client trusts the server's certificate).
 	TLS bool
+	// InstallationTokenLifetime is how long a GitHub App installation token is valid after it
+	// is issued. Default 1 hour, as on GitHub.
+	InstallationTokenLifetime time.Duration
 }
 
 // Layout says under which paths the server answers, as GitHub's hosts do.
@@ -129,6 +136,10 @@ type Server struct {
 
 	docMu sync.Mutex
 	docs  map[string]parsedDoc // query text → parsed and validated document
+
+	apps     map[int64]*fakeApp          // GitHub Apps by ID
+	installs map[int64]*fakeInstallation // installations by ID
+	tokens   map[string]*instToken       // installation tokens issued and not revoked
 }
 
 type org struct {
@@ -164,8 +175,11 @@ type Stats struct {
 	// Requests counts requests per route class, e.g. "GET /orgs/{org}/members" or
 	// "POST /graphql" (requests rejected for auth or by a fault are counted too).
 	Requests map[string]int
-	// REST and GraphQL count requests by kind; Writes counts REST requests other than GET.
+	// REST and GraphQL count requests by kind; Writes counts REST requests other than GET,
+	// except those of GitHub Apps authenticating (installation tokens created).
 	REST, GraphQL, Writes int
+	// InstallationTokens counts the GitHub App installation tokens issued.
+	InstallationTokens int
 	// Connections counts new TCP connections (http.StateNew).
 	Connections int
 	// RejectedAuth counts requests answered 401.
@@ -206,9 +220,13 @@ func New(opt Options) *Server {
 	if opt.AppSlug == "" {
 		opt.AppSlug = "entitlements"
 	}
+	if opt.InstallationTokenLifetime <= 0 {
+		opt.InstallationTokenLifetime = time.Hour
+	}
 	s := &Server{opt: opt, users: map[string]string{}, orgs: map[string]*org{}, nextID: 1000,
 		aliasErr: map[string]int{}, latency: opt.Latency, windows: map[string]*rateWindow{}, docs: map[string]parsedDoc{},
-		stats: Stats{Requests: map[string]int{}}}
+		stats: Stats{Requests: map[string]int{}}, apps: map[int64]*fakeApp{}, installs: map[int64]*fakeInstallation{},
+		tokens: map[string]*instToken{}}
 	s.srv = httptest.NewUnstartedServer(s)
 	s.srv.Config.ConnState = func(_ net.Conn, st http.ConnState) {
 		if st == http.StateNew {
@@ -233,8 +251,11 @@ func New(opt Options) *Server {
 
 func (s *Server) botLogin() string { return s.opt.AppSlug + "[bot]" }
 
-// viewerKey is the lower-case login of the token's user (or app bot).
-func (s *Server) viewerKey() string {
+// viewerKey is the lower-case login of the user (or app bot) whose token sent r.
+func (s *Server) viewerKey(r *http.Request) string {
+	if in := callerOf(r).inst; in != nil {
+		return strings.ToLower(in.app.slug + "[bot]")
+	}
 	if s.opt.TokenUser != "" {
 		return strings.ToLower(s.opt.TokenUser)
 	}
@@ -599,7 +620,7 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		s.stats.GraphQL++
 	} else {
 		s.stats.REST++
-		if r.Method != http.MethodGet {
+		if r.Method != http.MethodGet && !appRoute(p) {
 			s.stats.Writes++
 		}
 	}
@@ -622,12 +643,19 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	if hook != nil {
 		hook(r)
 	}
-	if !s.authorized(r) {
+	// Dates on the server's clock, which tests share with the client.
+	w.Header().Set("Date", s.opt.Now().UTC().Format(http.TimeFormat))
+	who, refusal := s.identify(r, p)
+	if refusal != "" {
 		s.mu.Lock()
 		s.stats.RejectedAuth++
 		s.mu.Unlock()
-		writeJSON(w, http.StatusUnauthorized, map[string]any{"message": "Requires authentication",
+		writeJSON(w, http.StatusUnauthorized, map[string]any{"message": refusal,
 			"documentation_url": "https://docs.github.com/rest"})
+		return
+	}
+	r = withCaller(r, who)
+	if who.inst != nil && s.installationRefusal(w, r, who.inst, p, gql) {
 		return
 	}
 	if f != nil && f.Kind == BogusLastPage {
@@ -643,15 +671,6 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	s.handle(w, r, p, gql)
-}
-
-func (s *Server) authorized(r *http.Request) bool {
-	h := r.Header.Get("Authorization")
-	scheme, tok, ok := strings.Cut(h, " ")
-	if !ok || tok == "" || !(strings.EqualFold(scheme, "bearer") || strings.EqualFold(scheme, "token")) {
-		return false
-	}
-	return s.opt.Token == "" || tok == s.opt.Token
 }
 
 // normalizePath strips the GitHub Enterprise prefix so both URL styles share the routes, and
@@ -694,6 +713,9 @@ func routeClass(method, p string) (string, bool) {
 		return method + " /graphql", true
 	}
 	seg := strings.Split(strings.Trim(p, "/"), "/")
+	if len(seg) > 2 && seg[0] == "app" && seg[1] == "installations" {
+		seg[2] = "{id}"
+	}
 	if len(seg) > 1 && seg[0] == "orgs" {
 		seg[1] = "{org}"
 		switch {
@@ -710,6 +732,10 @@ func routeClass(method, p string) (string, bool) {
 }
 
 func (s *Server) handle(w http.ResponseWriter, r *http.Request, p string, gql bool) {
+	if a := callerOf(r).app; a != nil {
+		s.serveApp(w, r, a, p)
+		return
+	}
 	if gql {
 		if r.Method != http.MethodPost {
 			writeJSON(w, http.StatusMethodNotAllowed, map[string]any{"message": "GraphQL needs POST"})
