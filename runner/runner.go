@@ -1,0 +1,153 @@
+// Package runner is a whole deployment run as a library: plan every target, hold the plan to
+// a saved one when there is one, and apply it inside the auditors' lifecycle, in the order
+// that keeps the audit log true to what was written:
+//
+//  1. Plan: read every target and compute its changes (deploy.Build), then, when a reviewed
+//     plan file is applied, hold the fresh plan to it (deploy.Plan.Restrict): exactly those
+//     changes, or a refusal.
+//  2. Apply: set every auditor up before anything is written (a failure writes nothing),
+//     apply (deploy.Apply), then commit every auditor even when applying failed or was
+//     interrupted, so that the log says what was written before the interruption.
+//
+// A simulated run (providers that are not the real systems, such as the CLI's --state file)
+// never runs auditors: their repositories are the predictive state of the next real run, and
+// must not record writes that were never made.
+//
+// cmd/entitlements is this package plus flags, printing and exit codes.
+package runner
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+
+	"github.com/entitlements-go/entitlements/audit"
+	"github.com/entitlements-go/entitlements/backend"
+	"github.com/entitlements-go/entitlements/calc"
+	"github.com/entitlements-go/entitlements/deploy"
+	"github.com/entitlements-go/entitlements/guard"
+)
+
+// Options configure a run. Zero fields take the documented defaults.
+type Options struct {
+	// Backends are the backend types with their providers (see package backends). Required.
+	Backends *backend.Registry
+	// Simulated says that the providers are not the real systems (a state file, a test): the
+	// run writes to them only, never to an audit log. Default false.
+	Simulated bool
+	// Saved is a reviewed plan (plan --out): Plan holds the fresh plan to it, so that Apply
+	// writes exactly what was reviewed or refuses. Default: none.
+	Saved *deploy.SavedPlan
+	// Guard is the removal guard. Default guard.Default(); Force switches it off.
+	Guard *guard.Guard
+	Force bool
+	// ReadConcurrency bounds the targets read at once. Default 4.
+	ReadConcurrency int
+	// Progress, when set, is told how each target's read goes (deploy.Options.Progress).
+	Progress func(deploy.Progress)
+	// Logger receives one line per write and the auditors' warnings. Default: discard.
+	Logger *slog.Logger
+	// Audit configures the auditors (the git binary, the environment). Default: audit's.
+	Audit audit.Options
+}
+
+// ErrNoBackends is returned when Options.Backends is nil.
+var ErrNoBackends = errors.New("runner: Options.Backends is required")
+
+func (o Options) deploy() deploy.Options {
+	return deploy.Options{Backends: o.Backends, Guard: o.Guard, Force: o.Force,
+		ReadConcurrency: o.ReadConcurrency, Logger: o.Logger, Progress: o.Progress}
+}
+
+// Plan reads every target of the calculated repo and computes its changes; with
+// Options.Saved, it holds them to the saved plan (targets whose state or changes moved since
+// are refused, and a plan file whose targets are not the config's refuses the whole run with
+// a *deploy.TargetsError). Plan writes nothing.
+func Plan(ctx context.Context, repo *calc.Repo, res *calc.Result, opt Options) (*deploy.Plan, error) {
+	if opt.Backends == nil {
+		return nil, ErrNoBackends
+	}
+	plan, err := deploy.Build(ctx, res, repo.Config(), opt.deploy())
+	if err != nil {
+		return nil, err
+	}
+	if opt.Saved != nil {
+		if err := plan.Restrict(opt.Saved, deploy.InputsOf(repo)); err != nil {
+			return plan, err
+		}
+	}
+	return plan, nil
+}
+
+// Outcome is what Apply did.
+type Outcome struct {
+	// Report has the outcome of every change (nil when nothing was applied: the auditors
+	// could not be set up).
+	Report *deploy.Report
+	// Audit has what each auditor recorded, in config order (none for a simulated run).
+	Audit []AuditRecord
+	// Simulated repeats Options.Simulated: nothing but the simulated providers was written.
+	Simulated bool
+}
+
+// AuditRecord is what one auditor recorded: the commits it pushed (none when the log already
+// matched the run).
+type AuditRecord struct {
+	Auditor string
+	Commits []string
+}
+
+// Err is every failure of the run: the plan's refused or failed targets, and the changes
+// that failed or may have failed.
+func (o *Outcome) Err() error {
+	if o == nil || o.Report == nil {
+		return nil
+	}
+	return o.Report.Err()
+}
+
+// Apply writes the plan. The auditors of the config are set up first (a failure writes
+// nothing and is returned), then every applicable change is written, then every auditor
+// commits, also when a write failed or ctx ended. The error is the auditors' (setup or
+// commit) or the context's; the outcome's Err has the providers' failures.
+func Apply(ctx context.Context, repo *calc.Repo, res *calc.Result, plan *deploy.Plan, opt Options) (*Outcome, error) {
+	out := &Outcome{Simulated: opt.Simulated}
+	aopt := deploy.ApplyOptions{Logger: opt.Logger}
+	if opt.Simulated {
+		rep, err := deploy.Apply(ctx, plan, aopt)
+		out.Report = rep
+		if ctx.Err() != nil {
+			return out, err
+		}
+		return out, nil
+	}
+	ao := opt.Audit
+	if ao.Logger == nil {
+		ao.Logger = opt.Logger
+	}
+	set, err := audit.New(repo.Config().Auditors, ao)
+	if err != nil {
+		return out, fmt.Errorf("auditors: %w (nothing was applied)", err)
+	}
+	defer set.Close()
+	if err := set.Setup(ctx); err != nil {
+		return out, fmt.Errorf("%w (nothing was applied)", err)
+	}
+	// Apply's error says only that ctx ended (or repeats the report's failures); the report
+	// holds what was applied before that.
+	rep, _ := deploy.Apply(ctx, plan, aopt)
+	out.Report = rep
+	// The record is written even when the run was interrupted: it must say what was applied
+	// before the interruption.
+	recs, err := set.Commit(context.WithoutCancel(ctx), audit.NewRun(res, plan, rep))
+	for i, a := range set {
+		if i < len(recs) {
+			out.Audit = append(out.Audit, AuditRecord{Auditor: a.Description(), Commits: recs[i].Commits})
+		}
+	}
+	if err != nil {
+		return out, err
+	}
+	return out, ctx.Err()
+}
