@@ -10,7 +10,10 @@
 package backends
 
 import (
+	"log/slog"
+
 	"github.com/entitlements-go/entitlements/backend"
+	"github.com/entitlements-go/entitlements/cache"
 	"github.com/entitlements-go/entitlements/config"
 	"github.com/entitlements-go/entitlements/providers/aad/aadspec"
 	"github.com/entitlements-go/entitlements/providers/github"
@@ -57,3 +60,56 @@ func Spec() *backend.Registry {
 
 // Types are the config specs of the built-in backend types (calc.Options.Types).
 func Types() []config.TypeSpec { return Spec().Types() }
+
+// Options configure Open. Zero fields take the providers' documented defaults.
+type Options struct {
+	// Logger is given to every provider that has none of its own. Default: discard.
+	Logger *slog.Logger
+	// Predictive is the predictive state of the last applied run (cache.LoadPredictive of a
+	// checkout of the audit log), used by the GitHub provider to skip reading groups whose
+	// definitions did not change. Default: none, every group is read.
+	Predictive *cache.Predictive
+	LDAP       ldap.Options
+	GitHub     github.Options
+}
+
+// Set is the built-in backends with their providers, which own connection pools: Close
+// releases them.
+type Set struct {
+	*backend.Registry
+	ldap   *ldap.Registry
+	github *github.Registry
+}
+
+// Open builds the providers of the built-in backends (LDAP, GitHub) and the registry of every
+// built-in type with them, plus extra backends (aad.Backends for Azure AD: a type of the same
+// name replaces the built-in one).
+func Open(opt Options, extra ...backend.Backend) (*Set, error) {
+	if opt.LDAP.Logger == nil {
+		opt.LDAP.Logger = opt.Logger
+	}
+	if opt.GitHub.Logger == nil {
+		opt.GitHub.Logger = opt.Logger
+	}
+	if opt.GitHub.Predictive == nil {
+		opt.GitHub.Predictive = opt.Predictive
+	}
+	s := &Set{ldap: ldap.NewRegistry(opt.LDAP), github: github.NewRegistry(opt.GitHub)}
+	reg, err := New(Providers{LDAP: s.ldap, GitHub: s.github}, extra...)
+	if err != nil {
+		s.Close()
+		return nil, err
+	}
+	s.Registry = reg
+	return s, nil
+}
+
+// LDAP is the LDAP provider registry, which also reads LDAP people sources and ldap_group
+// rules for the calculation (providers/ldap/ldapcalc).
+func (s *Set) LDAP() *ldap.Registry { return s.ldap }
+
+// Close releases the providers' connections.
+func (s *Set) Close() {
+	s.ldap.Close()
+	s.github.Close()
+}

@@ -1,6 +1,5 @@
 package config_test
 
-
 import "testing"
 
 // ghOU is a github_org OU entry with the keys given (4-space indented lines).

@@ -11,7 +11,7 @@ import (
 )
 
 // TestREADMELibrarySnippet compiles the Go snippet of the README's "The library" section as
-// written, as the body of func(ctx, today, backs) error, so that the first code a new
+// written, as the body of func(ctx, today) error, so that the first code a new
 // user copies keeps compiling when the API moves.
 func TestREADMELibrarySnippet(t *testing.T) {
 	if testing.Short() {
@@ -45,9 +45,9 @@ import (
 	"os"
 	"time"
 
-	"github.com/entitlements-go/entitlements/backend"
+	"github.com/entitlements-go/entitlements/backends"
 	"github.com/entitlements-go/entitlements/calc"
-	"github.com/entitlements-go/entitlements/deploy"
+	"github.com/entitlements-go/entitlements/runner"
 )
 
 var (
@@ -56,7 +56,7 @@ var (
 	_ = calc.Load
 )
 
-func snippet(ctx context.Context, today time.Time, backs *backend.Registry) error {
+func snippet(ctx context.Context, today time.Time) error {
 ` + code + `}
 
 func main() { _ = snippet }
