@@ -20,7 +20,7 @@ import (
 	"github.com/entitlements-go/entitlements/providers/fake"
 )
 
-// Tests written from mutation testing (issue 15): each pins a behaviour of Build or Apply
+// Each test pins a behaviour of Build or Apply
 // that a deliberate bug in deploy.go left unnoticed.
 
 // failingPrepare is the fake whose container creation fails.

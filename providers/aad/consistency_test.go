@@ -21,7 +21,7 @@ const ouBase = "ou=aad,dc=example,dc=net"
 
 func groupDN(cn string) string { return "cn=" + cn + "," + ouBase }
 
-// TestPredictiveHitKeepsClaimedGroups (finding 1): with delete_groups, a predictive hit on a
+// TestPredictiveHitKeepsClaimedGroups: with delete_groups, a predictive hit on a
 // file that names its group by metadata_aad_object_id (mailNickname sg-legacy, file
 // "engineers") must not turn that group into a deletion; an unclaimed group under the prefix
 // is still deleted in the same run.
@@ -63,7 +63,7 @@ func TestPredictiveHitKeepsClaimedGroups(t *testing.T) {
 	}
 }
 
-// TestRefusedDefinitionPlansNoDeletion (finding 1): a definition that Desire refused claims
+// TestRefusedDefinitionPlansNoDeletion: a definition that Desire refused claims
 // groups the provider cannot know, so a Read after it plans no deletion and says why.
 func TestRefusedDefinitionPlansNoDeletion(t *testing.T) {
 	e := newEnv(t, fakegraph.Options{}, "", 3)
@@ -103,7 +103,7 @@ func TestRefusedDefinitionPlansNoDeletion(t *testing.T) {
 	}
 }
 
-// TestApplyDeletesOnlyWhatReadOffered (finding 1): a DeleteGroup change for a group that the
+// TestApplyDeletesOnlyWhatReadOffered: a DeleteGroup change for a group that the
 // read did not offer as a deletion candidate is refused.
 func TestApplyDeletesOnlyWhatReadOffered(t *testing.T) {
 	e := newEnv(t, fakegraph.Options{}, "delete_groups: true\nmanaged_prefix: sg-", 2)
@@ -125,7 +125,7 @@ func TestApplyDeletesOnlyWhatReadOffered(t *testing.T) {
 	}
 }
 
-// TestCreateReplicationLagNoDuplicate (finding 2): the create's reply is lost after Graph made
+// TestCreateReplicationLagNoDuplicate: the create's reply is lost after Graph made
 // the group, and Graph's replicas do not show it yet. The provider must not POST again
 // (Graph would accept a second group with the same mailNickname): the change is Unknown, and
 // the next run, once the group is visible, adopts it.
@@ -163,7 +163,7 @@ func TestCreateReplicationLagNoDuplicate(t *testing.T) {
 	}
 }
 
-// TestCreateUndecodableReplyAdopts (findings 2 and 5): Graph made the group but its reply
+// TestCreateUndecodableReplyAdopts: Graph made the group but its reply
 // cannot be decoded: the provider looks it up and adopts it, one POST.
 func TestCreateUndecodableReplyAdopts(t *testing.T) {
 	e := newEnv(t, fakegraph.Options{}, "create_if_missing: true", 3)
@@ -184,7 +184,7 @@ func TestCreateUndecodableReplyAdopts(t *testing.T) {
 	}
 }
 
-// TestAmbiguousNicknameActionable (finding 2): two groups share a file's mailNickname: the
+// TestAmbiguousNicknameActionable: two groups share a file's mailNickname: the
 // plan fails naming both object IDs and their creation times and the exact line to add, the
 // warning reaches the Logger, and following the advice unblocks the target.
 func TestAmbiguousNicknameActionable(t *testing.T) {
@@ -213,7 +213,7 @@ func TestAmbiguousNicknameActionable(t *testing.T) {
 	}
 }
 
-// TestDeleteOnlyPlainSecurityGroups (finding 3): delete_groups deletes only unclaimed groups
+// TestDeleteOnlyPlainSecurityGroups: delete_groups deletes only unclaimed groups
 // shaped like those the provider creates; Microsoft 365 groups (mail-enabled or not),
 // dynamic, mail-enabled security and non-security groups under the prefix are reported and
 // kept.
@@ -260,7 +260,7 @@ func TestDeleteOnlyPlainSecurityGroups(t *testing.T) {
 	}
 }
 
-// TestNegativeCacheExpires (finding 4): with CacheTTL 0 (forever), a user or group that was
+// TestNegativeCacheExpires: with CacheTTL 0 (forever), a user or group that was
 // not found is asked again once NegativeCacheTTL (default 1 minute) has passed, while what
 // was found stays cached; a negative NegativeCacheTTL never caches "not found".
 func TestNegativeCacheExpires(t *testing.T) {
@@ -331,7 +331,7 @@ func TestNegativeCacheExpires(t *testing.T) {
 	}
 }
 
-// TestStaleRefreshIsBatched (finding 7): with stale-while-revalidate, the expired member
+// TestStaleRefreshIsBatched: with stale-while-revalidate, the expired member
 // lists of one read are refreshed in one background $batch, not one request per group.
 func TestStaleRefreshIsBatched(t *testing.T) {
 	e := newEnv(t, fakegraph.Options{}, "", 2)
@@ -381,7 +381,7 @@ func TestStaleRefreshIsBatched(t *testing.T) {
 	}
 }
 
-// TestUnseenAfterSend (finding 5): a $batch reply that cannot be decoded after Graph ran the
+// TestUnseenAfterSend: a $batch reply that cannot be decoded after Graph ran the
 // writes, and per-item 500/502 replies to member writes, leave the writes' outcome unknown:
 // the provider reads the group back instead of reporting them failed (or resending blind).
 // A read whose reply cannot be decoded is retried.
@@ -446,7 +446,7 @@ func TestUnseenAfterSend(t *testing.T) {
 	})
 }
 
-// TestHTTPClientWithoutTransport (finding 6): an HTTPClient whose Transport is nil gets the
+// TestHTTPClientWithoutTransport: an HTTPClient whose Transport is nil gets the
 // provider's pooled transport (PoolSize idle connections per host), not
 // http.DefaultTransport, and keeps its Timeout.
 func TestHTTPClientWithoutTransport(t *testing.T) {
@@ -472,7 +472,7 @@ func TestHTTPClientWithoutTransport(t *testing.T) {
 	}
 }
 
-// TestWritesLogged (finding 8): every write reaches Options.Logger at info level with what it
+// TestWritesLogged: every write reaches Options.Logger at info level with what it
 // changed: the group, the action, the member.
 func TestWritesLogged(t *testing.T) {
 	e := newEnv(t, fakegraph.Options{}, "create_if_missing: true\ndelete_groups: true\nmanaged_prefix: sg-", 4)
