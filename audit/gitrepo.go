@@ -313,28 +313,14 @@ func (g *GitRepo) Close() error {
 // Content is the file content of a group: members (as person DNs with personFormat),
 // lower-cased and sorted, one per line, or "# No members"; then the sorted metadata lines.
 func Content(members []string, metadata map[string]any, personFormat string) string {
-	var b strings.Builder
-	low := make([]string, 0, len(members))
-	for _, m := range members {
-		if personFormat != "" {
-			m = strings.ReplaceAll(personFormat, "%KEY%", m)
+	if personFormat != "" {
+		dns := make([]string, len(members))
+		for i, m := range members {
+			dns[i] = strings.ReplaceAll(personFormat, "%KEY%", m)
 		}
-		low = append(low, strings.ToLower(m))
+		members = dns
 	}
-	slices.Sort(low)
-	low = slices.Compact(low)
-	if len(low) == 0 {
-		b.WriteString("# No members\n")
-	}
-	for _, m := range low {
-		b.WriteString(m)
-		b.WriteByte('\n')
-	}
-	for _, l := range cache.MetadataLines(metadata) {
-		b.WriteString(l)
-		b.WriteByte('\n')
-	}
-	return b.String()
+	return string(cache.StateFile(members, metadata))
 }
 
 // change is a file write (content) or removal (del).

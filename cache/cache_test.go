@@ -130,10 +130,10 @@ func TestTTLCallerCancellation(t *testing.T) {
 
 func TestPredictive(t *testing.T) {
 	dir := t.TempDir()
-	if err := WritePredictive(dir, "cn=team,ou=GitHub,dc=x", []string{"Bob", "alice"}, map[string]string{"parent": "eng"}); err != nil {
+	if err := writeState(dir, "cn=team,ou=GitHub,dc=x", []string{"Bob", "alice"}, map[string]any{"parent": "eng"}); err != nil {
 		t.Fatal(err)
 	}
-	if err := WritePredictive(dir, "cn=empty,ou=GitHub,dc=x", nil, nil); err != nil {
+	if err := writeState(dir, "cn=empty,ou=GitHub,dc=x", nil, nil); err != nil {
 		t.Fatal(err)
 	}
 	if err := os.WriteFile(filepath.Join(dir, "cn=dns,ou=x"), []byte("# c\nuid=Carol,ou=People\n\n"), 0o644); err != nil {

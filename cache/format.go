@@ -60,6 +60,33 @@ func inspect(v any) string {
 	return MetadataText(v)
 }
 
+// StateFile is the content of one group's file in the audit log and in the predictive state,
+// the one format both are written in and LoadPredictive reads: the members lower-cased,
+// sorted and de-duplicated, one per line, or "# No members" when there is none; then
+// MetadataLines. The reference's audit log writes the same bytes, so a checkout it wrote
+// reads as unchanged.
+func StateFile(members []string, metadata map[string]any) []byte {
+	low := make([]string, len(members))
+	for i, m := range members {
+		low[i] = strings.ToLower(m)
+	}
+	slices.Sort(low)
+	low = slices.Compact(low)
+	var b strings.Builder
+	if len(low) == 0 {
+		b.WriteString("# No members\n")
+	}
+	for _, m := range low {
+		b.WriteString(m)
+		b.WriteByte('\n')
+	}
+	for _, l := range MetadataLines(metadata) {
+		b.WriteString(l)
+		b.WriteByte('\n')
+	}
+	return []byte(b.String())
+}
+
 // MetadataLines returns the `metadata_<key>=<value>` lines of a group, sorted, without the
 // internal key _filename.
 func MetadataLines(md map[string]any) []string {

@@ -181,13 +181,13 @@ func TestExistenceSpellings(t *testing.T) {
 
 func TestPredictiveFormat(t *testing.T) {
 	dir := t.TempDir()
-	if err := WritePredictive(dir, "cn=empty,ou=x", nil, nil); err != nil {
+	if err := writeState(dir, "cn=empty,ou=x", nil, nil); err != nil {
 		t.Fatal(err)
 	}
 	if b, _ := os.ReadFile(filepath.Join(dir, "cn=empty,ou=x")); string(b) != "# No members\n" {
 		t.Errorf("empty group file %q", b)
 	}
-	if err := WritePredictive(dir, "cn=t,ou=x", []string{"Bob", "alice"}, map[string]string{"z": "1", "a": "2"}); err != nil {
+	if err := writeState(dir, "cn=t,ou=x", []string{"Bob", "alice"}, map[string]any{"z": "1", "a": "2"}); err != nil {
 		t.Fatal(err)
 	}
 	if b, _ := os.ReadFile(filepath.Join(dir, "cn=t,ou=x")); string(b) != "alice\nbob\nmetadata_a=2\nmetadata_z=1\n" {
@@ -195,11 +195,11 @@ func TestPredictiveFormat(t *testing.T) {
 	}
 	// A DN that cannot be a file name as it is gets its encoded name (it once was refused).
 	for odd, name := range map[string]string{"cn=a/b,ou=x": "%cn=a%2Fb,ou=x", "cn=a\x00,ou=x": "%cn=a%00,ou=x"} {
-		if err := WritePredictive(dir, odd, []string{"zed"}, nil); err != nil {
-			t.Errorf("WritePredictive(%q): %v", odd, err)
+		if err := writeState(dir, odd, []string{"zed"}, nil); err != nil {
+			t.Errorf("writeState(%q): %v", odd, err)
 		}
 		if b, _ := os.ReadFile(filepath.Join(dir, name)); string(b) != "zed\n" {
-			t.Errorf("WritePredictive(%q) wrote %q to %s", odd, b, name)
+			t.Errorf("writeState(%q) wrote %q to %s", odd, b, name)
 		}
 	}
 	// Hidden files and directories are not groups; values are trimmed and lower-cased.
@@ -251,4 +251,9 @@ func TestTTLSetOnTheZeroValue(t *testing.T) {
 	if v, _ := c.Get(context.Background(), "k", func(context.Context) (int, error) { return 8, nil }); v != 8 {
 		t.Errorf("Set value served after its TTL: %d", v)
 	}
+}
+
+// writeState writes a group's state file as the audit log and apply do.
+func writeState(dir, groupDN string, members []string, metadata map[string]any) error {
+	return os.WriteFile(filepath.Join(dir, FileNameFromDN(groupDN)), StateFile(members, metadata), 0o644)
 }

@@ -3,10 +3,10 @@ package calc
 import (
 	"context"
 	"fmt"
-	"slices"
 	"strings"
 
 	"github.com/entitlements-go/entitlements/internal/dn"
+	"github.com/entitlements-go/entitlements/internal/ldapschema"
 	"github.com/entitlements-go/entitlements/internal/safefile"
 	"github.com/entitlements-go/entitlements/internal/yaml11"
 	"github.com/entitlements-go/entitlements/validate"
@@ -30,22 +30,14 @@ type LDAPGroupReader interface {
 // group's own DN (the empty-group convention) is dropped and each value is reduced to its
 // first RDN value.
 func (g *LDAPGroup) Members() ([]string, error) {
-	// The reference tests the classes in this fixed order, whatever order the server lists
-	// them in (rfc2307bis groups are both posixGroup and groupOfNames).
-	attr := ""
 	classes := g.Attrs["objectclass"]
-	for _, c := range [][2]string{{"groupofuniquenames", "uniquemember"}, {"groupofnames", "member"}, {"posixgroup", "memberuid"}} {
-		if slices.ContainsFunc(classes, func(oc string) bool { return strings.EqualFold(oc, c[0]) }) {
-			attr = c[1]
-			break
-		}
-	}
-	if attr == "" {
+	class := ldapschema.LegacyClass(classes)
+	if class == "" {
 		return nil, fmt.Errorf("Do not know how to handle objectClass = %v for dn=%s!", classes, g.DN)
 	}
 	self := dn.Normalize(g.DN)
 	var out []string
-	for _, v := range g.Attrs[attr] {
+	for _, v := range g.Attrs[strings.ToLower(ldapschema.MemberAttr(class))] {
 		if dn.Normalize(v) == self {
 			continue
 		}

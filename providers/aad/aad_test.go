@@ -2,6 +2,8 @@ package aad
 
 import (
 	"context"
+	"os"
+	"path/filepath"
 	"slices"
 	"strings"
 	"sync"
@@ -640,7 +642,7 @@ func TestPredictive(t *testing.T) {
 	e.group("c", []string{"u000", "u003"})
 	dir := t.TempDir()
 	for cn, ms := range map[string][]string{"a": {"U000", "u001"}, "b": {"u000", "u002"}, "c": {"u000"}} {
-		if err := cache.WritePredictive(dir, "cn="+cn+",ou=aad,dc=example,dc=net", ms, nil); err != nil {
+		if err := os.WriteFile(filepath.Join(dir, cache.FileNameFromDN("cn="+cn+",ou=aad,dc=example,dc=net")), cache.StateFile(ms, nil), 0o644); err != nil {
 			t.Fatal(err)
 		}
 	}

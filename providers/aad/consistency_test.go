@@ -6,6 +6,8 @@ import (
 	"encoding/json"
 	"log/slog"
 	"net/http"
+	"os"
+	"path/filepath"
 	"slices"
 	"strings"
 	"sync"
@@ -35,7 +37,7 @@ func TestPredictiveHitKeepsClaimedGroups(t *testing.T) {
 	e.group("sg-named", []string{"u001"})
 	dir := t.TempDir()
 	for cn, ms := range map[string][]string{"engineers": {"u000"}, "sg-named": {"u001"}} {
-		if err := cache.WritePredictive(dir, groupDN(cn), ms, nil); err != nil {
+		if err := os.WriteFile(filepath.Join(dir, cache.FileNameFromDN(groupDN(cn))), cache.StateFile(ms, nil), 0o644); err != nil {
 			t.Fatal(err)
 		}
 	}

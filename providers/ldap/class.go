@@ -12,34 +12,19 @@ import (
 
 	"github.com/entitlements-go/entitlements/config"
 	"github.com/entitlements-go/entitlements/internal/dn"
+	"github.com/entitlements-go/entitlements/internal/ldapschema"
 	"github.com/entitlements-go/entitlements/providers"
 )
 
-// How an OU's groups are stored. The reference knows three object classes, chosen by the
-// OU's plugin (groupOfUniqueNames by default, GroupOfNames, PosixGroup); object_class names
-// them directly and adds Active Directory's group.
+// How an OU's groups are stored: the reference's three object classes, chosen by the OU's
+// plugin (groupOfUniqueNames by default, GroupOfNames, PosixGroup); object_class names them
+// directly and adds Active Directory's group.
 const (
-	classUnique = "groupOfUniqueNames"
-	classNames  = "groupOfNames"
-	classPosix  = "posixGroup"
-	classAD     = "group"
+	classUnique = ldapschema.GroupOfUniqueNames
+	classNames  = ldapschema.GroupOfNames
+	classPosix  = ldapschema.PosixGroup
+	classAD     = ldapschema.Group
 )
-
-// legacyClasses are the classes a non-AD OU reads, in the reference's priority order
-// (whatever order the server lists an entry's classes in: rfc2307bis groups are both
-// posixGroup and groupOfNames), with their member attributes.
-var legacyClasses = [][2]string{{classUnique, "uniqueMember"}, {classNames, "member"}, {classPosix, "memberUid"}}
-
-// memberAttr is the member attribute of a class.
-func memberAttr(class string) string {
-	switch class {
-	case classNames, classAD:
-		return "member"
-	case classPosix:
-		return "memberUid"
-	}
-	return "uniqueMember"
-}
 
 // groupSpec is an OU's choice of class, and for AD groups their groupType.
 type groupSpec struct {
@@ -107,25 +92,17 @@ func ouGroupSpec(m config.Value) (groupSpec, error) {
 // entry, which the OU leaves alone.
 func (s groupSpec) entryClass(e *goldap.Entry) string {
 	classes := e.GetEqualFoldAttributeValues("objectClass")
-	has := func(c string) bool {
-		return slices.ContainsFunc(classes, func(oc string) bool { return strings.EqualFold(oc, c) })
-	}
 	if s.class == classAD {
-		if has(classAD) {
+		if ldapschema.Has(classes, classAD) {
 			return classAD
 		}
 		return ""
 	}
-	if has(classAD) {
+	if ldapschema.Has(classes, classAD) {
 		// An AD group may carry an RFC 2307 posixGroup class; it is still not ours.
 		return ""
 	}
-	for _, c := range legacyClasses {
-		if has(c[0]) {
-			return c[0]
-		}
-	}
-	return ""
+	return ldapschema.LegacyClass(classes)
 }
 
 // samAccountName derives the sAMAccountName of a new AD group from its cn: the characters AD

@@ -16,6 +16,7 @@ import (
 	"github.com/entitlements-go/entitlements/cache"
 	"github.com/entitlements-go/entitlements/config"
 	"github.com/entitlements-go/entitlements/internal/dn"
+	"github.com/entitlements-go/entitlements/internal/ldapschema"
 	"github.com/entitlements-go/entitlements/people"
 	"github.com/entitlements-go/entitlements/providers"
 )
@@ -462,7 +463,7 @@ func (p *Provider) entryGroup(e *goldap.Entry, class string, people *personMap) 
 	}
 	self, selfErr := dn.Parse(e.DN)
 	selfCN, _ := self.FirstValue("")
-	for _, m := range e.GetEqualFoldAttributeValues(memberAttr(class)) {
+	for _, m := range e.GetEqualFoldAttributeValues(ldapschema.MemberAttr(class)) {
 		d, err := dn.Parse(m)
 		if people != nil {
 			if err == nil && d.Key() == self.Key() {
@@ -685,7 +686,7 @@ func (p *Provider) addRequest(ctx context.Context, g *providers.Group) (*goldap.
 		return nil, err
 	}
 	if len(v) > 0 {
-		req.Attribute(memberAttr(p.spec.class), v)
+		req.Attribute(ldapschema.MemberAttr(p.spec.class), v)
 	}
 	if gid := g.Attrs["gidnumber"]; len(gid) > 0 {
 		req.Attribute("gidNumber", gid)
@@ -700,7 +701,7 @@ func (p *Provider) modify(ctx context.Context, g *providers.Group, c *providers.
 		return fmt.Errorf("%s: changing the object class from %v to %v needs the group to be deleted and recreated; do it by hand",
 			g.DN, c.Current.Attrs["objectclass"], g.Attrs["objectclass"])
 	}
-	memberAttr := memberAttr(p.spec.class)
+	memberAttr := ldapschema.MemberAttr(p.spec.class)
 	req := goldap.NewModifyRequest(g.DN, nil)
 	vals, err := p.memberValues(ctx, g)
 	if err != nil {
