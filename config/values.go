@@ -108,30 +108,3 @@ func (v Value) Map() map[string]any {
 	}
 	return map[string]any{}
 }
-
-// SettingsMap returns every setting of the OU as a plain Go map (never nil).
-func (ou *OU) SettingsMap() map[string]any { return ou.Settings.Map() }
-
-// ConfigMap returns the filter's `config:` map as plain Go values (never nil).
-func (f *Filter) ConfigMap() map[string]any { return f.Config.Map() }
-
-// ConfigMap returns the people source's `config:` map as plain Go values (never nil).
-func (s *PeopleSource) ConfigMap() map[string]any { return s.Config.Map() }
-
-// LDAPGroupSettings returns the settings of the ldap_group extra (its LDAP connection) as
-// plain Go values, or nil when the extra is not configured.
-func (c *Config) LDAPGroupSettings() map[string]any {
-	if !c.LDAPGroup.Exists() {
-		return nil
-	}
-	return c.LDAPGroup.Map()
-}
-
-// AuditorSettings returns each configured auditor's map as plain Go values, in config order.
-func (c *Config) AuditorSettings() []map[string]any {
-	out := make([]map[string]any, len(c.Auditors))
-	for i, a := range c.Auditors {
-		out[i] = a.Map()
-	}
-	return out
-}

@@ -11,7 +11,7 @@ import (
 	. "github.com/entitlements-go/entitlements/config"
 )
 
-// The shorthand accessors give the settings as plain Go values.
+// Settings read as strings, booleans and plain Go maps.
 func TestPlainValueAccessors(t *testing.T) {
 	root := t.TempDir()
 	if err := os.MkdirAll(filepath.Join(root, "groups", "teams"), 0o755); err != nil {
@@ -60,20 +60,20 @@ people_data_source: yaml
 	if got, ok := ou.Setting("nope"); got != "" || ok {
 		t.Errorf("missing setting = %q, %v", got, ok)
 	}
-	if m := ou.SettingsMap(); m["ldap_uri"] != "ldaps://ldap.example.net" {
+	if m := ou.Settings.Map(); m["ldap_uri"] != "ldaps://ldap.example.net" {
 		t.Errorf("SettingsMap = %#v", m)
 	}
-	if got := cfg.Filters[0].ConfigMap(); !reflect.DeepEqual(got, map[string]any{"group": "teams/contractors"}) {
+	if got := cfg.Filters[0].Config.Map(); !reflect.DeepEqual(got, map[string]any{"group": "teams/contractors"}) {
 		t.Errorf("filter ConfigMap = %#v", got)
 	}
-	if got := cfg.People["yaml"].ConfigMap(); got["filename"] != "people.yaml" {
+	if got := cfg.People["yaml"].Config.Map(); got["filename"] != "people.yaml" {
 		t.Errorf("people ConfigMap = %#v", got)
 	}
-	if got := cfg.LDAPGroupSettings(); got["ldap_binddn"] != "cn=y" {
+	if got := cfg.LDAPGroup.Map(); got["ldap_binddn"] != "cn=y" {
 		t.Errorf("LDAPGroupSettings = %#v", got)
 	}
-	if got := cfg.AuditorSettings(); len(got) != 0 {
-		t.Errorf("AuditorSettings = %#v", got)
+	if len(cfg.Auditors) != 0 {
+		t.Errorf("Auditors = %#v", cfg.Auditors)
 	}
 }
 

@@ -71,17 +71,17 @@ func CompareConfig(base, head *config.Config) []ConfigChange {
 func configTree(c *config.Config) map[string]any {
 	groups := map[string]any{}
 	for _, ou := range c.OUs {
-		m := ou.SettingsMap()
+		m := ou.Settings.Map()
 		m["type"] = ou.Type
 		groups[ou.Key] = m
 	}
 	ppl := map[string]any{}
 	for name, src := range c.People {
-		ppl[name] = map[string]any{"type": src.Type, "config": src.ConfigMap()}
+		ppl[name] = map[string]any{"type": src.Type, "config": src.Config.Map()}
 	}
 	filters := map[string]any{}
 	for _, f := range c.Filters {
-		filters[f.Name] = map[string]any{"class": f.Class, "config": f.ConfigMap()}
+		filters[f.Name] = map[string]any{"class": f.Class, "config": f.Config.Map()}
 	}
 	extras := map[string]any{}
 	if oc := c.Orgchart; oc != nil {
@@ -91,12 +91,12 @@ func configTree(c *config.Config) map[string]any {
 		}
 		extras["orgchart"] = m
 	}
-	if s := c.LDAPGroupSettings(); s != nil {
-		extras["ldap_group"] = s
+	if c.LDAPGroup.Exists() {
+		extras["ldap_group"] = c.LDAPGroup.Map()
 	}
 	var auditors []any
-	for _, a := range c.AuditorSettings() {
-		auditors = append(auditors, a)
+	for _, a := range c.Auditors {
+		auditors = append(auditors, a.Map())
 	}
 	return map[string]any{
 		"configuration_path": c.Rel(c.ConfigurationPath),

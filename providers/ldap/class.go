@@ -207,7 +207,7 @@ func (p *Provider) checkSAMAccountNames(ctx context.Context, desired []*provider
 }
 
 // defaultNamingContext is the domain's naming context, from the root DSE.
-func (s *Service) defaultNamingContext(ctx context.Context) (string, error) {
+func (s *ldapServer) defaultNamingContext(ctx context.Context) (string, error) {
 	return s.domain.Get(ctx, "", func(ctx context.Context) (string, error) {
 		var res *goldap.SearchResult
 		err := s.pool.do(ctx, func(c *goldap.Conn) error {

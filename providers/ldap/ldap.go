@@ -56,12 +56,12 @@ func (o Options) withDefaults() Options {
 type Registry struct {
 	opt      Options
 	mu       sync.Mutex
-	services map[string]*Service
+	services map[string]*ldapServer
 }
 
 // NewRegistry returns an empty registry.
 func NewRegistry(opt Options) *Registry {
-	return &Registry{opt: opt.withDefaults(), services: map[string]*Service{}}
+	return &Registry{opt: opt.withDefaults(), services: map[string]*ldapServer{}}
 }
 
 // Close closes every connection.
@@ -86,12 +86,12 @@ func (r *Registry) Counters() map[string]int64 {
 	return out
 }
 
-// Service is one LDAP server and identity: a connection pool, the per-run cache of base
+// ldapServer is one LDAP server and identity: a connection pool, the per-run cache of base
 // reads, and the known-existence memo.
-type Service struct {
-	cfg      ConnConfig
+type ldapServer struct {
+	cfg      connSettings
 	pool     *pool
-	counters *Counters
+	counters *poolCounters
 	bases    cache.TTL[*baseRead]
 	exists   cache.Existence
 	people   cache.TTL[*personMap] // person_attribute maps, by base and attribute
@@ -124,9 +124,9 @@ func (b *baseRead) entry(k string) *goldap.Entry {
 }
 
 // Counters returns the service's counters.
-func (s *Service) Counters() map[string]int64 { return s.counters.Snapshot() }
+func (s *ldapServer) Counters() map[string]int64 { return s.counters.Snapshot() }
 
-func (r *Registry) service(cfg ConnConfig) (*Service, error) {
+func (r *Registry) service(cfg connSettings) (*ldapServer, error) {
 	cfg.PoolSize = r.opt.PoolSize
 	cfg.PageSize = r.opt.PageSize
 	r.mu.Lock()
@@ -134,12 +134,12 @@ func (r *Registry) service(cfg ConnConfig) (*Service, error) {
 	if s, ok := r.services[cfg.key()]; ok {
 		return s, nil
 	}
-	c := &Counters{}
+	c := &poolCounters{}
 	p, err := newPool(cfg, c)
 	if err != nil {
 		return nil, err
 	}
-	s := &Service{cfg: p.cfg, pool: p, counters: c}
+	s := &ldapServer{cfg: p.cfg, pool: p, counters: c}
 	r.services[cfg.key()] = s
 	return s, nil
 }
@@ -147,7 +147,7 @@ func (r *Registry) service(cfg ConnConfig) (*Service, error) {
 // connConfig reads connection settings from a config map (an OU entry, the ldap_group extra,
 // a people source config). Both spellings of the TLS-verification flag work (Q-10), as does
 // the LDAP_DISABLE_SSL_VERIFICATION environment variable.
-func (r *Registry) connConfig(m config.Value) ConnConfig {
+func (r *Registry) connConfig(m config.Value) connSettings {
 	get := func(k string) string { return m.Get(k).Text() }
 	flag := func(k string) bool {
 		b, _ := m.Get(k).AsBool()
@@ -158,7 +158,7 @@ func (r *Registry) connConfig(m config.Value) ConnConfig {
 	if ca == "" {
 		ca, _ = r.opt.Getenv("LDAP_CACERT")
 	}
-	return ConnConfig{URI: get("ldap_uri"), BindDN: get("ldap_binddn"), Password: get("ldap_bindpw"), CAFile: ca,
+	return connSettings{URI: get("ldap_uri"), BindDN: get("ldap_binddn"), Password: get("ldap_bindpw"), CAFile: ca,
 		InsecureSkipVerify: envInsecure || flag("disable_ssl_verification") || flag("ldap_disable_ssl_verification"),
 		StartTLS:           flag("ldap_starttls")}
 }
@@ -172,7 +172,7 @@ func (r *Registry) connConfig(m config.Value) ConnConfig {
 // So an empty answer is confirmed by one base-object lookup, unless the base is already
 // known to exist. page, when set, is told the entries received so far after each page (when
 // this call is the one that reads).
-func (s *Service) readBase(ctx context.Context, base string, page func(entries int)) (*baseRead, error) {
+func (s *ldapServer) readBase(ctx context.Context, base string, page func(entries int)) (*baseRead, error) {
 	return s.bases.Get(ctx, dn.Normalize(base), func(ctx context.Context) (*baseRead, error) {
 		req := goldap.NewSearchRequest(base, goldap.ScopeSingleLevel, goldap.NeverDerefAliases, 0, 0, false,
 			"(cn=*)", []string{"*"}, nil)
@@ -205,7 +205,7 @@ func (s *Service) readBase(ctx context.Context, base string, page func(entries i
 }
 
 // readDN reads one entry (base-object search); nil when it does not exist.
-func (s *Service) readDN(ctx context.Context, d string) (*goldap.Entry, error) {
+func (s *ldapServer) readDN(ctx context.Context, d string) (*goldap.Entry, error) {
 	var res *goldap.SearchResult
 	err := s.pool.do(ctx, func(c *goldap.Conn) error {
 		s.counters.Searches.Add(1)
@@ -229,7 +229,7 @@ func (s *Service) readDN(ctx context.Context, d string) (*goldap.Entry, error) {
 
 // Provider manages the groups of one `ldap` OU (or a member_of target).
 type Provider struct {
-	svc            *Service
+	svc            *ldapServer
 	opt            Options
 	ou             string
 	base           string
@@ -531,7 +531,7 @@ func (p *Provider) Prepare(ctx context.Context, t *providers.Target) error {
 // ensureOU creates the organizationalUnit d unless it is known to exist. When its parent is
 // missing too and is an OU, the parent is created first (recursively); other missing
 // ancestors (dc=, o=) are an error: they are not ours to invent.
-func (s *Service) ensureOU(ctx context.Context, d dn.DN) error {
+func (s *ldapServer) ensureOU(ctx context.Context, d dn.DN) error {
 	name := d.String()
 	if s.exists.Exists(name) {
 		return nil
@@ -557,7 +557,7 @@ func isOU(r dn.RDN) bool {
 }
 
 // addOU adds d as an organizationalUnit carrying its RDN's values.
-func (s *Service) addOU(ctx context.Context, d dn.DN) error {
+func (s *ldapServer) addOU(ctx context.Context, d dn.DN) error {
 	req := goldap.NewAddRequest(d.String(), nil)
 	req.Attribute("objectClass", []string{"organizationalUnit"})
 	for _, a := range d[0] {
@@ -862,7 +862,7 @@ func (g *GroupReader) ReadGroups(ctx context.Context, dns []string) (map[string]
 	return out, nil
 }
 
-func (g *GroupReader) lookup(ctx context.Context, svc *Service, d string) (*goldap.Entry, error) {
+func (g *GroupReader) lookup(ctx context.Context, svc *ldapServer, d string) (*goldap.Entry, error) {
 	if parent, ok := dn.ParentKey(d); ok {
 		if br, ok := svc.bases.Peek(parent); ok && !br.missing {
 			if e := br.entry(dn.Normalize(d)); e != nil {

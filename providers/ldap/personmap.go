@@ -28,7 +28,7 @@ func (m *personMap) dnOf(key string) (string, bool) {
 
 // persons returns the map of base and attr, read once per service with one paged subtree
 // search.
-func (s *Service) persons(ctx context.Context, base, attr string) (*personMap, error) {
+func (s *ldapServer) persons(ctx context.Context, base, attr string) (*personMap, error) {
 	return s.people.Get(ctx, dn.Normalize(base)+"\x00"+strings.ToLower(attr), func(ctx context.Context) (*personMap, error) {
 		req := goldap.NewSearchRequest(base, goldap.ScopeWholeSubtree, goldap.NeverDerefAliases, 0, 0, false,
 			"("+goldap.EscapeFilter(attr)+"=*)", []string{attr}, nil)

@@ -21,8 +21,8 @@ import (
 	goldap "github.com/go-ldap/ldap/v3"
 )
 
-// ConnConfig is how to reach and bind to one LDAP server.
-type ConnConfig struct {
+// connSettings is how to reach and bind to one LDAP server.
+type connSettings struct {
 	URI, BindDN, Password string
 	// CAFile pins the CA bundle (default: $LDAP_CACERT, else the system pool).
 	CAFile string
@@ -38,7 +38,7 @@ type ConnConfig struct {
 	PageSize uint32
 }
 
-func (c ConnConfig) withDefaults() ConnConfig {
+func (c connSettings) withDefaults() connSettings {
 	if c.PoolSize <= 0 {
 		c.PoolSize = 2
 	}
@@ -52,17 +52,17 @@ func (c ConnConfig) withDefaults() ConnConfig {
 }
 
 // key identifies a pool: one per server and identity.
-func (c ConnConfig) key() string {
+func (c connSettings) key() string {
 	return fmt.Sprintf("%s\x00%s\x00%s\x00%s\x00%v\x00%v", c.URI, c.BindDN, c.Password, c.CAFile, c.InsecureSkipVerify, c.StartTLS)
 }
 
-// Counters of one pool. Read them with Snapshot.
-type Counters struct {
+// poolCounters are the counters of one pool. Read them with Snapshot.
+type poolCounters struct {
 	Searches, Adds, Modifies, Deletes, Connections, Binds, Retries atomic.Int64
 }
 
 // Snapshot returns the counters as a map (the form providers.Counter reports).
-func (c *Counters) Snapshot() map[string]int64 {
+func (c *poolCounters) Snapshot() map[string]int64 {
 	return map[string]int64{
 		"searches": c.Searches.Load(), "adds": c.Adds.Load(), "modifies": c.Modifies.Load(),
 		"deletes": c.Deletes.Load(), "connections": c.Connections.Load(), "binds": c.Binds.Load(),
@@ -75,9 +75,9 @@ func (c *Counters) Snapshot() map[string]int64 {
 // plain operations share a slot (go-ldap multiplexes requests by message ID), but a slot
 // carries at most one paged search at a time, from its first page to its last.
 type pool struct {
-	cfg      ConnConfig
+	cfg      connSettings
 	tls      *tls.Config
-	counters *Counters
+	counters *poolCounters
 	// secrets are the bind password and a password in ldap_uri, masked in every error the
 	// pool returns: a server may quote the bind request in its answer.
 	secrets redact.Set
@@ -101,7 +101,7 @@ type slot struct {
 	paged bool // a paged search is between its first and last page on this connection
 }
 
-func newPool(cfg ConnConfig, counters *Counters) (*pool, error) {
+func newPool(cfg connSettings, counters *poolCounters) (*pool, error) {
 	cfg = cfg.withDefaults()
 	u, err := url.Parse(cfg.URI)
 	if err != nil || (u.Scheme != "ldap" && u.Scheme != "ldaps") || u.Host == "" {

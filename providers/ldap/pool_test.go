@@ -29,8 +29,8 @@ func TestPagedSearchesShareOnePool(t *testing.T) {
 	srv.Add(t, b.String())
 	for _, size := range []int{1, 2} {
 		t.Run(fmt.Sprintf("pool=%d", size), func(t *testing.T) {
-			c := &Counters{}
-			p, err := newPool(ConnConfig{URI: srv.URL, BindDN: srv.BindDN, Password: srv.Password, PoolSize: size, PageSize: 100}, c)
+			c := &poolCounters{}
+			p, err := newPool(connSettings{URI: srv.URL, BindDN: srv.BindDN, Password: srv.Password, PoolSize: size, PageSize: 100}, c)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -88,7 +88,7 @@ func TestPagedSearchesShareOnePool(t *testing.T) {
 // TestPagedSearchWaitsHonourContext: a paged search that finds every connection holding one
 // stops waiting when its context ends.
 func TestPagedSearchWaitsHonourContext(t *testing.T) {
-	p, err := newPool(ConnConfig{URI: "ldap://127.0.0.1:1", PoolSize: 1}, &Counters{})
+	p, err := newPool(connSettings{URI: "ldap://127.0.0.1:1", PoolSize: 1}, &poolCounters{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -104,7 +104,7 @@ func TestPagedSearchWaitsHonourContext(t *testing.T) {
 func TestPoolURIRedacted(t *testing.T) {
 	const secret = "s3cretPW"
 	for _, uri := range []string{"ldap://cn=admin:" + secret + "@127.0.0.1:1", "ftp://u:" + secret + "@h"} {
-		p, err := newPool(ConnConfig{URI: uri}, &Counters{})
+		p, err := newPool(connSettings{URI: uri}, &poolCounters{})
 		if err == nil {
 			_, err = p.dial(context.Background())
 			p.close()

@@ -17,7 +17,7 @@ import (
 
 // completeRanges replaces each ranged attribute of e by the whole attribute, read range by
 // range with base-object searches of e.
-func (s *Service) completeRanges(ctx context.Context, e *goldap.Entry) error {
+func (s *ldapServer) completeRanges(ctx context.Context, e *goldap.Entry) error {
 	for i, a := range e.Attributes {
 		name, _, end, ok := parseRange(a.Name)
 		if !ok {

@@ -22,13 +22,13 @@ import (
 // size would make every write or read wait forever, a zero timeout would let a hung server
 // hang the run.
 func TestDefaults(t *testing.T) {
-	for _, in := range []ConnConfig{{}, {PoolSize: -1, Timeout: -time.Second}} {
+	for _, in := range []connSettings{{}, {PoolSize: -1, Timeout: -time.Second}} {
 		c := in.withDefaults()
 		if c.PoolSize != 2 || c.Timeout != 30*time.Second || c.PageSize != 500 {
 			t.Errorf("%+v.withDefaults() = pool %d, timeout %v, page %d; want 2, 30s, 500", in, c.PoolSize, c.Timeout, c.PageSize)
 		}
 	}
-	if c := (ConnConfig{PoolSize: 3, Timeout: time.Second, PageSize: 7}).withDefaults(); c.PoolSize != 3 || c.Timeout != time.Second || c.PageSize != 7 {
+	if c := (connSettings{PoolSize: 3, Timeout: time.Second, PageSize: 7}).withDefaults(); c.PoolSize != 3 || c.Timeout != time.Second || c.PageSize != 7 {
 		t.Errorf("set values replaced: %+v", c)
 	}
 	for _, n := range []int{0, -1} {
@@ -45,7 +45,7 @@ func TestDefaults(t *testing.T) {
 // second connection only when the first is in use.
 func TestAcquirePicksTheLeastBusySlot(t *testing.T) {
 	srv := testldap.Start(t, testldap.Options{})
-	p, err := newPool(ConnConfig{URI: srv.URL, BindDN: srv.BindDN, Password: srv.Password, PoolSize: 2}, &Counters{})
+	p, err := newPool(connSettings{URI: srv.URL, BindDN: srv.BindDN, Password: srv.Password, PoolSize: 2}, &poolCounters{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -127,8 +127,8 @@ func TestRunRetriesOnceOnANewConnection(t *testing.T) {
 			go func() { _, _ = io.Copy(io.Discard, c) }()
 		}
 	}()
-	c := &Counters{}
-	p, err := newPool(ConnConfig{URI: "ldap://" + ln.Addr().String(), PoolSize: 1, Timeout: 300 * time.Millisecond}, c)
+	c := &poolCounters{}
+	p, err := newPool(connSettings{URI: "ldap://" + ln.Addr().String(), PoolSize: 1, Timeout: 300 * time.Millisecond}, c)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -142,8 +142,8 @@ func TestRunRetriesOnceOnANewConnection(t *testing.T) {
 	}
 
 	// Nobody listening: two attempts, one retry.
-	c = &Counters{}
-	dead, _ := newPool(ConnConfig{URI: "ldap://127.0.0.1:1", PoolSize: 1}, c)
+	c = &poolCounters{}
+	dead, _ := newPool(connSettings{URI: "ldap://127.0.0.1:1", PoolSize: 1}, c)
 	if err := dead.do(ctx, search); err == nil {
 		t.Fatal("no server: no error")
 	}
@@ -153,8 +153,8 @@ func TestRunRetriesOnceOnANewConnection(t *testing.T) {
 
 	// A live server: an operation that succeeds or that the server refuses runs once.
 	srv := testldap.Start(t, testldap.Options{})
-	c = &Counters{}
-	live, _ := newPool(ConnConfig{URI: srv.URL, BindDN: srv.BindDN, Password: srv.Password}, c)
+	c = &poolCounters{}
+	live, _ := newPool(connSettings{URI: srv.URL, BindDN: srv.BindDN, Password: srv.Password}, c)
 	defer live.close()
 	if err := live.do(ctx, search); err != nil {
 		t.Fatal(err)
