@@ -2,6 +2,7 @@ package github
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"maps"
 	"net/http"
@@ -325,13 +326,17 @@ func (p *OrgProvider) write(ctx context.Context, st *orgState, o *orgOp) userRes
 		p.logWrite("removed org membership", r, "user", o.login)
 		return r
 	}
-	if !st.present(o.login) {
+	invite := !st.present(o.login)
+	if invite {
 		if !p.cfg.invite {
 			return skipped("%s: not invited to %s (the invite feature is disabled)", o.login, org)
 		}
 		if p.s.invites.blocked(p.gen, o.login) {
 			return userResult{status: providers.Skipped} // said once, after the writes
 		}
+	}
+	if invite {
+		ctx = asInvitation(ctx, org)
 	}
 	r, state := p.put(ctx, st, o.login, o.role)
 	msg := "set org membership"
@@ -371,6 +376,8 @@ func (p *OrgProvider) put(ctx context.Context, st *orgState, login, role string)
 	})
 	switch code := httpStatus(err); {
 	case err == nil:
+	case errors.Is(err, ErrInvitationBudget):
+		return p.limitReached(err, login), ""
 	case code == http.StatusNotFound && p.cfg.ignoreNotFound:
 		return skipped("%s: no such GitHub user, not added to %s as %s (ignore_not_found)", login, org, role), ""
 	case code == http.StatusNotFound:
@@ -388,6 +395,21 @@ func (p *OrgProvider) put(ctx context.Context, st *orgState, login, role string)
 	return applied(), state
 }
 
+// limitReached handles an invitation refused for the invitation limit (GitHub's, or the
+// daily budget of Options.InvitationsPerDay): no more invitations are sent in this run, and
+// that is said once.
+func (p *OrgProvider) limitReached(err error, login string) userResult {
+	org := p.cfg.org
+	if p.s.invites.trip(p.gen) {
+		p.warn("the org invitation limit is used up (GitHub's: 50, or 500 for older or paid orgs, per 24 hours; or Options.InvitationsPerDay): no more invitations are sent in this run",
+			"org", org, "user", login, "why", apiMessage(err))
+		return userResult{status: providers.Skipped,
+			warn: fmt.Sprintf("%s: not invited to %s: %v (%s); no more invitations are sent in this run", login, org, ErrInvitationLimit, apiMessage(err))}
+	}
+	p.s.invites.blocked(p.gen, login)
+	return userResult{status: providers.Skipped}
+}
+
 // refused classifies GitHub's 422 to a role PUT: the invitation limit (invitations stop for
 // the run, said once), an invalid request (a failure: nothing the user can fix), or an
 // invitation GitHub would not send (usually a user who blocked the org; skipped).
@@ -395,14 +417,7 @@ func (p *OrgProvider) refused(err error, login, role string) userResult {
 	org := p.cfg.org
 	switch classifyInviteRefusal(err) {
 	case refusedLimit:
-		if p.s.invites.trip(p.gen) {
-			p.warn("GitHub's org invitation limit is used up (50, or 500 for older or paid orgs, per 24 hours): no more invitations are sent in this run",
-				"org", org, "user", login, "github", apiMessage(err))
-			return userResult{status: providers.Skipped,
-				warn: fmt.Sprintf("%s: not invited to %s: %v (%s); no more invitations are sent in this run", login, org, ErrInvitationLimit, apiMessage(err))}
-		}
-		p.s.invites.blocked(p.gen, login)
-		return userResult{status: providers.Skipped}
+		return p.limitReached(err, login)
 	case refusedInvalid:
 		return failed(fmt.Errorf("setting %s to %s in %s: GitHub refused the request as invalid: %s", login, role, org, apiMessage(err)))
 	}
