@@ -7,7 +7,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"maps"
 	"os"
 	"path/filepath"
 	"slices"
@@ -310,11 +309,4 @@ func EstimateWrites(c WriteCounts, opt Options) time.Duration {
 		now = t
 	}
 	return now.Sub(start)
-}
-
-// sessionKeys lists the sessions with a log (tests).
-func (s *scheduler) sessionKeys() []string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return slices.Sorted(maps.Keys(s.logs))
 }
