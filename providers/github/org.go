@@ -380,10 +380,10 @@ func (p *OrgProvider) put(ctx context.Context, st *orgState, login, role string)
 		return p.limitReached(err, login), ""
 	case code == http.StatusNotFound && p.cfg.ignoreNotFound:
 		return skipped("%s: no such GitHub user, not added to %s as %s (ignore_not_found)", login, org, role), ""
-	case code == http.StatusNotFound:
-		return failed(fmt.Errorf("setting %s to %s in %s: no such GitHub user (set ignore_not_found: true to skip such users): %w", login, role, org, err)), ""
+	case code == http.StatusNotFound || (code == http.StatusForbidden && !isRateLimit(err)):
+		return failed(p.s.classifyItem(ctx, fmt.Errorf("setting %s to %s in %s: %w", login, role, org, err), org, "", login)), ""
 	case code == http.StatusUnprocessableEntity:
-		return p.refused(err, login, role), ""
+		return p.refused(ctx, err, login, role), ""
 	default:
 		return writeFailure(err, "setting %s to %s in %s", login, role, org), ""
 	}
@@ -412,8 +412,10 @@ func (p *OrgProvider) limitReached(err error, login string) userResult {
 
 // refused classifies GitHub's 422 to a role PUT: the invitation limit (invitations stop for
 // the run, said once), an invalid request (a failure: nothing the user can fix), or an
-// invitation GitHub would not send (usually a user who blocked the org; skipped).
-func (p *OrgProvider) refused(err error, login, role string) userResult {
+// invitation GitHub would not send: a per-item failure (an ItemError: usually a user who
+// blocked the org, or an organization given as a member), which fails the change but not the
+// other writes.
+func (p *OrgProvider) refused(ctx context.Context, err error, login, role string) userResult {
 	org := p.cfg.org
 	switch classifyInviteRefusal(err) {
 	case refusedLimit:
@@ -421,5 +423,5 @@ func (p *OrgProvider) refused(err error, login, role string) userResult {
 	case refusedInvalid:
 		return failed(fmt.Errorf("setting %s to %s in %s: GitHub refused the request as invalid: %s", login, role, org, apiMessage(err)))
 	}
-	return skipped("%s: GitHub refused to make them %s of %s (%s); usually the user blocked the org or cannot be invited", login, role, org, apiMessage(err))
+	return failed(p.s.classifyItem(ctx, fmt.Errorf("GitHub refused to make them %s of %s: %s: %w", role, org, apiMessage(err), err), org, "", login))
 }

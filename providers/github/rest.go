@@ -63,6 +63,14 @@ func httpStatus(err error) int {
 	return 0
 }
 
+// isRateLimit reports whether err is a rate-limit refusal (not a per-item failure).
+func isRateLimit(err error) bool {
+	var mine *RateLimitError
+	var rl *gh.RateLimitError
+	var ab *gh.AbuseRateLimitError
+	return errors.As(err, &mine) || errors.As(err, &rl) || errors.As(err, &ab)
+}
+
 // unseen reports whether a failed write may still have happened: no answer arrived (network
 // error, timeout, cancellation) or a server error (5xx: GitHub, or a gateway in front of it,
 // may have done part of the work). Such writes are Unknown, never Applied and never replayed

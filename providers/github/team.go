@@ -937,7 +937,7 @@ func (p *TeamProvider) putMember(ctx context.Context, st *orgState, slug, login,
 		m, _, err = p.s.gh.Teams.AddTeamMembershipBySlug(ctx, org, slug, login, &gh.TeamAddTeamMembershipOptions{Role: role})
 		return err
 	})
-	r := p.putResult(m, err, slug, login, role)
+	r := p.putResult(ctx, m, err, slug, login, role)
 	if r.status == providers.Applied && m.GetState() == "pending" {
 		// They left the org since it was read: GitHub invited them back for this team. The
 		// next plan sees the pending invitation and does not add them again.
@@ -948,19 +948,17 @@ func (p *TeamProvider) putMember(ctx context.Context, st *orgState, slug, login,
 	return r
 }
 
-func (p *TeamProvider) putResult(m *gh.Membership, err error, slug, login, role string) userResult {
+func (p *TeamProvider) putResult(ctx context.Context, m *gh.Membership, err error, slug, login, role string) userResult {
 	org := p.cfg.org
 	switch code := httpStatus(err); {
 	case err == nil:
 	case code == http.StatusUnprocessableEntity && classifyInviteRefusal(err) == refusedLimit:
 		// They left the org since it was read, so the add would have invited them back.
 		return skipped("%s: not added to team %s: no longer an org member, and %v (%s)", login, slug, ErrInvitationLimit, apiMessage(err))
-	case code == http.StatusUnprocessableEntity:
-		return skipped("%s: GitHub refused to add them to team %s as %s (%s)", login, slug, role, apiMessage(err))
 	case code == http.StatusNotFound && p.cfg.ignoreNotFound:
 		return skipped("%s: no such GitHub user, not added to team %s (ignore_not_found)", login, slug)
-	case code == http.StatusNotFound:
-		return failed(fmt.Errorf("adding %s to team %s/%s: no such user or team (set ignore_not_found: true to skip missing users): %w", login, org, slug, err))
+	case code == http.StatusUnprocessableEntity || code == http.StatusNotFound || (code == http.StatusForbidden && !isRateLimit(err)):
+		return failed(p.s.classifyItem(ctx, fmt.Errorf("adding %s to team %s/%s as %s: %s: %w", login, org, slug, role, apiMessage(err), err), org, slug, login))
 	default:
 		return writeFailure(err, "adding %s to team %s/%s as %s", login, org, slug, role)
 	}
@@ -986,6 +984,9 @@ func (p *TeamProvider) removeMember(ctx context.Context, slug, login string) use
 		return err
 	})
 	r := deleted(err, "removing %s from team %s/%s", login, p.cfg.org, slug)
+	if httpStatus(err) == http.StatusForbidden && !isRateLimit(err) {
+		r = failed(p.s.classifyItem(ctx, fmt.Errorf("removing %s from team %s/%s: %w", login, p.cfg.org, slug, err), p.cfg.org, slug, login))
+	}
 	p.logWrite("removed team membership", r, "team", slug, "user", login)
 	return r
 }

@@ -176,6 +176,9 @@ type team struct {
 	description string
 	parent      *team
 	members     map[string]string // lower login → member|maintainer
+	// idpGroups are the identity-provider groups the team is synced with (team
+	// synchronization): its membership cannot be changed through the API.
+	idpGroups []string
 }
 
 type rateWindow struct {
@@ -489,6 +492,10 @@ type TeamSpec struct {
 	Parent  string // parent slug; the parent must exist
 	// Members and Maintainers are logins (made known users; they need not be org members).
 	Members, Maintainers []string
+	// Enterprise makes it an enterprise team shown in the org: its slug is "ent:" followed by
+	// the slug of its name, as GitHub makes them, and its membership cannot be changed through
+	// the org's API.
+	Enterprise bool
 }
 
 // AddTeam creates a team and returns its slug.
@@ -497,6 +504,9 @@ func (s *Server) AddTeam(orgLogin string, spec TeamSpec) (string, error) {
 	defer s.mu.Unlock()
 	o := s.org(orgLogin, true)
 	slug := Slugify(spec.Name)
+	if spec.Enterprise {
+		slug = "ent:" + slug
+	}
 	if o.teams[slug] != nil {
 		return "", fmt.Errorf("team %s already exists", slug)
 	}
@@ -517,6 +527,20 @@ func (s *Server) AddTeam(orgLogin string, spec TeamSpec) (string, error) {
 	}
 	o.teams[slug] = t
 	return slug, nil
+}
+
+// SyncTeam makes a team synced with identity-provider groups (GitHub's team
+// synchronization): GET .../team-sync/group-mappings lists them, and membership writes to the
+// team are refused (403).
+func (s *Server) SyncTeam(orgLogin, slug string, groups ...string) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	o := s.org(orgLogin, false)
+	if o == nil || o.teams[strings.ToLower(slug)] == nil {
+		return fmt.Errorf("team %s/%s does not exist", orgLogin, slug)
+	}
+	o.teams[strings.ToLower(slug)].idpGroups = groups
+	return nil
 }
 
 func (s *Server) newID() int64 {
@@ -734,6 +758,9 @@ func routeClass(method, p string) (string, bool) {
 		return method + " /graphql", true
 	}
 	seg := strings.Split(strings.Trim(p, "/"), "/")
+	if len(seg) == 2 && seg[0] == "users" {
+		seg[1] = "{user}"
+	}
 	if len(seg) > 2 && seg[0] == "app" && seg[1] == "installations" {
 		seg[2] = "{id}"
 	}
@@ -744,7 +771,7 @@ func routeClass(method, p string) (string, bool) {
 			seg[3] = "{user}"
 		case len(seg) > 3 && seg[2] == "teams":
 			seg[3] = "{slug}"
-			if len(seg) > 5 {
+			if len(seg) > 5 && seg[4] == "memberships" {
 				seg[5] = "{user}"
 			}
 		}
