@@ -423,5 +423,5 @@ func (p *OrgProvider) refused(ctx context.Context, err error, login, role string
 	case refusedInvalid:
 		return failed(fmt.Errorf("setting %s to %s in %s: GitHub refused the request as invalid: %s", login, role, org, apiMessage(err)))
 	}
-	return failed(p.s.classifyItem(ctx, fmt.Errorf("GitHub refused to make them %s of %s: %s: %w", role, org, apiMessage(err), err), org, "", login))
+	return failed(p.s.classifyItem(ctx, fmt.Errorf("GitHub refused to make them %s of %s: %w", role, org, err), org, "", login))
 }

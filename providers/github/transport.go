@@ -35,6 +35,9 @@ type counters struct {
 	// paceWait: time writes waited for the write scheduler (nanoseconds); invitations: org
 	// invitations sent (attempts included).
 	paceWait, invitations atomic.Int64
+	// managedTeams: teams left alone because their membership is managed elsewhere (an
+	// identity provider's team synchronization, the enterprise).
+	managedTeams atomic.Int64
 }
 
 func (c *counters) snapshot() map[string]int64 {
@@ -57,6 +60,7 @@ func (c *counters) snapshot() map[string]int64 {
 		"token_renewals":     c.renewals.Load(),
 		"pace_wait_ms":       c.paceWait.Load() / int64(time.Millisecond),
 		"invitations":        c.invitations.Load(),
+		"managed_teams":      c.managedTeams.Load(),
 	}
 }
 
