@@ -15,7 +15,12 @@
 //   - the org's members, admins and pending invitations are read once per plan per
 //     (host, org) and shared by the org target and every team target of that org (coalesced,
 //     so two targets that ask at once cause one read); the next plan reads them again;
-//   - reads and writes share per-host concurrency limits; rate limits (Retry-After,
+//   - writes go through a write scheduler per token (schedule.go): one at a time, 1 s apart
+//     (3 s between invitations), within 70 a minute and 450 an hour (GitHub's secondary
+//     limits, 80 and 500, minus a margin) and 500 invitations per org a day, so a large
+//     apply is slow but never refused; EstimateWrites and the providers' Estimate say how
+//     long it takes;
+//   - reads share per-host concurrency limits; rate limits (Retry-After,
 //     X-RateLimit-Remaining/Reset, secondary limits, 429) are honoured by a retrying
 //     transport with bounded attempts, backoff with jitter and a run budget that stops the
 //     run with a clear error instead of hammering GitHub;
@@ -291,6 +296,7 @@ type Registry struct {
 	opt    Options
 	budget budget
 	sched  scheduler
+	sims   map[string]*planSim // session key → the plan's estimate so far (guarded by sched.mu)
 	// secrets are the credentials of the registry's OUs (tokens, App keys, and the JWTs and
 	// installation tokens obtained with them), masked in every error and log line.
 	secrets redact.Set

@@ -7,6 +7,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/entitlements-go/entitlements/deploy"
 	"github.com/entitlements-go/entitlements/providers/github"
 	"github.com/entitlements-go/entitlements/providers/github/fakegithub"
 )
@@ -74,6 +75,12 @@ func TestLargeApplyStaysWithinTheSecondaryLimits(t *testing.T) {
 	if err := plan.Err(); err != nil {
 		t.Fatal(err)
 	}
+	org, teams := target(plan, "github/org").Estimate, target(plan, "github/teams").Estimate
+	if org == nil || teams == nil || org.Writes["role_change"] != roleChanges || org.Writes["invitation"] != invites ||
+		teams.Writes["team_member"] != writes-roleChanges-invites {
+		t.Fatalf("estimates: org %v, teams %v", org, teams)
+	}
+	planned := plan.EstimatedDuration()
 	e.fake.ResetStats()
 	start := e.clk.Now()
 	rep := e.apply(reg, plan)
@@ -88,8 +95,11 @@ func TestLargeApplyStaysWithinTheSecondaryLimits(t *testing.T) {
 	predicted := github.EstimateWrites(github.WriteCounts{Writes: writes, Invitations: invites}, github.Options{})
 	t.Logf("%d writes (%d invitations): simulated %s, predicted %s (%.1f%%)", writes, invites, simulated, predicted,
 		100*(simulated.Seconds()-predicted.Seconds())/predicted.Seconds())
-	if math.Abs(simulated.Seconds()-predicted.Seconds()) > 0.1*predicted.Seconds() {
-		t.Fatalf("simulated %s, predicted %s: more than 10%% apart", simulated, predicted)
+	t.Logf("the plan's estimate: %s (org: %s; teams: %s)", planned, org, teams)
+	for _, p := range []time.Duration{predicted, planned} {
+		if math.Abs(simulated.Seconds()-p.Seconds()) > 0.1*p.Seconds() {
+			t.Fatalf("simulated %s, predicted %s: more than 10%% apart", simulated, p)
+		}
 	}
 	if c := reg.Counters(); c["invitations"] != invites || c["rate_limited"] != 0 {
 		t.Errorf("counters %v", c)
@@ -156,5 +166,43 @@ func TestInvitationBudgetAcrossRuns(t *testing.T) {
 				t.Fatalf("a day later: %d invitations pending, want 4", n)
 			}
 		})
+	}
+}
+
+// The plan says what the apply will cost (issue 25 §2): writes by kind and the duration, per
+// target, in the saved plan's JSON too; a target without changes has no estimate.
+func TestPlanEstimate(t *testing.T) {
+	e := newEnv(t, fakegithub.Options{})
+	seedOrg(e)
+	e.write(orgFiles)
+	e.write(map[string]string{
+		"ldap-config/github/org/admin.txt":  "username = alice\nusername = bob\n",
+		"ldap-config/github/org/member.txt": "username = carol\nusername = dave\nusername = erin\n",
+		"ldap-config/github/teams/eng.txt":  "username = alice\nusername = carol\n",
+	})
+	reg := e.registry()
+	plan := e.plan(reg)
+	org, teams := target(plan, "github/org").Estimate, target(plan, "github/teams").Estimate
+	if org == nil || org.Writes["role_change"] != 1 || org.Writes["invitation"] != 1 || org.Total() != 2 {
+		t.Fatalf("org estimate %v", org)
+	}
+	if teams == nil || teams.Writes["team_create"] != 1 || teams.Writes["team_member"] != 2 {
+		t.Fatalf("teams estimate %v", teams)
+	}
+	// The org's two writes 1 s apart (the invitation first); the team's three follow, 1 s
+	// apart each: the plan's targets share the token's windows.
+	if org.Duration != time.Second || teams.Duration != 3*time.Second || plan.EstimatedDuration() != 4*time.Second {
+		t.Fatalf("durations %s %s", org.Duration, teams.Duration)
+	}
+	var b strings.Builder
+	if _, err := plan.Save(deploy.Inputs{}).WriteTo(&b); err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(b.String(), `"apply_seconds": 3`) || !strings.Contains(b.String(), `"invitation": 1`) {
+		t.Fatalf("saved plan:\n%s", b.String())
+	}
+	e.apply(reg, plan)
+	if p := e.plan(e.registry()); target(p, "github/org").Estimate != nil {
+		t.Fatal("a target without changes has an estimate")
 	}
 }
