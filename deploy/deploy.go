@@ -78,6 +78,10 @@ type TargetPlan struct {
 	// Counters are the provider's request counters after the read (searches, requests,
 	// connections opened, ...). Providers that share a client report shared totals.
 	Counters map[string]int64
+	// Estimate is what applying the changes will cost (writes by kind, duration under the
+	// provider's write budgets), when the provider is a providers.Estimator; nil otherwise,
+	// and for targets without changes or with an error.
+	Estimate *providers.Estimate
 
 	provider providers.Provider
 	derive   providers.Deriver // derived types (member_of)
@@ -229,7 +233,32 @@ func Build(ctx context.Context, res *calc.Result, cfg *config.Config, opt Option
 		globalGuard(plan, res, opt.Guard)
 	}
 	cover(plan)
+	estimate(plan)
 	return plan, nil
+}
+
+// estimate asks the providers that can say what their apply will cost, in plan order (a
+// provider whose targets share a write budget adds each target's writes to the previous
+// ones'), once covers are known: covered removals cost nothing.
+func estimate(plan *Plan) {
+	for _, tp := range plan.Targets {
+		if est, ok := tp.provider.(providers.Estimator); ok && tp.Err == nil && len(tp.Changes) > 0 {
+			e := est.Estimate(tp.Changes)
+			tp.Estimate = &e
+		}
+	}
+}
+
+// EstimatedDuration is the sum of the targets' estimated apply durations (targets are applied
+// one after another).
+func (p *Plan) EstimatedDuration() time.Duration {
+	var d time.Duration
+	for _, t := range p.Targets {
+		if t.Estimate != nil {
+			d += t.Estimate.Duration
+		}
+	}
+	return d
 }
 
 // cover lets the providers whose changes make changes of other targets (providers.Coverer)

@@ -10,6 +10,7 @@ import (
 	"io"
 	"slices"
 	"strings"
+	"time"
 
 	"github.com/entitlements-go/entitlements/calc"
 	"github.com/entitlements-go/entitlements/providers"
@@ -51,6 +52,17 @@ type SavedTarget struct {
 	Fingerprint string        `json:"fingerprint,omitempty"`
 	Error       string        `json:"error,omitempty"`
 	Changes     []SavedChange `json:"changes"`
+	// Estimate is what the apply will cost (TargetPlan.Estimate), for reviewers and
+	// pipelines; it is not compared when the plan is applied.
+	Estimate *SavedEstimate `json:"estimate,omitempty"`
+}
+
+// SavedEstimate is a target's providers.Estimate: writes by kind and the estimated apply
+// duration in whole seconds.
+type SavedEstimate struct {
+	Writes  map[string]int `json:"writes"`
+	Seconds int64          `json:"apply_seconds"`
+	Notes   []string       `json:"notes,omitempty"`
 }
 
 // SavedChange is one change as reviewed. Two plans apply the same writes exactly when their
@@ -98,6 +110,9 @@ func (p *Plan) Save(in Inputs) *SavedPlan {
 		st := SavedTarget{OU: t.OU, Type: t.Type, Fingerprint: t.Fingerprint, Changes: []SavedChange{}}
 		if t.Err != nil {
 			st.Error = t.Err.Error()
+		}
+		if e := t.Estimate; e != nil {
+			st.Estimate = &SavedEstimate{Writes: e.Writes, Seconds: int64(e.Duration.Round(time.Second) / time.Second), Notes: e.Notes}
 		}
 		for _, c := range t.Changes {
 			st.Changes = append(st.Changes, SaveChange(c))

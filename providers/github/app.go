@@ -482,7 +482,7 @@ func (h *host) appSession(a appSettings, org string) (*session, error) {
 	ap := h.apps[a.id]
 	if ap == nil {
 		ap = &app{id: a.id, key: a.key, reg: h.reg}
-		ap.s = h.newSession(ap)
+		ap.s = h.newSession(ap, "app:"+a.id)
 		h.apps[a.id] = ap
 	} else if !ap.key.PublicKey.Equal(&a.key.PublicKey) {
 		return nil, fmt.Errorf("two OUs give different private keys for GitHub App %s: give every OU of the app the same key", a.id)
@@ -506,7 +506,7 @@ func (h *host) appSession(a appSettings, org string) (*session, error) {
 		return s, nil
 	}
 	in := &installation{app: ap, org: org, given: a.installationID, id: a.installationID}
-	s := h.newSession(in)
+	s := h.newSession(in, "app:"+a.id+":"+strings.ToLower(org))
 	s.inst = in
 	h.sessions[key] = s
 	return s, nil

@@ -105,6 +105,8 @@ func TestAppTokensRefreshedDuringALongApply(t *testing.T) {
 	const n, lifetime, interval = 300, 2 * time.Second, 100 * time.Millisecond
 	e, _ := appEnv(t, fakegithub.Options{InstallationTokenLifetime: lifetime, AutoAccept: true}, map[string]string{"members": "write"})
 	e.opt.WriteConcurrency, e.opt.WriteInterval = 1, interval
+	// Only the spacing paces this run: no invitation spacing, no minute or hour budget.
+	e.opt.InviteInterval, e.opt.WritesPerMinute, e.opt.WritesPerHour = -1, -1, -1
 	bigOrg(e, n)
 	reg := e.registry()
 	plan := e.plan(reg)

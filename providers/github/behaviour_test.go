@@ -212,7 +212,7 @@ func TestPendingOrgInviteeIsReportedPendingInTeams(t *testing.T) {
 
 // TestInvitationLimit: GitHub limits org invitations per 24 hours. When the limit answers,
 // no more invitations are sent in the run, it is said once, and a later run (after the
-// window) invites the rest. A user who blocked the org is skipped, not failed.
+// window) invites the rest. A user who blocked the org fails alone.
 func TestInvitationLimit(t *testing.T) {
 	e := newEnv(t, fakegithub.Options{InvitationLimit: 2})
 	e.opt.WriteConcurrency = 1
@@ -256,14 +256,19 @@ func TestInvitationLimit(t *testing.T) {
 	e.converge()
 	e.noop()
 
-	// A user who blocked the org: skipped with a warning, the run does not fail.
+	// A user who blocked the org (issue 25 §4): a per-item failure of kind blocked, which
+	// fails the change (exit 1) but not the other writes.
 	e.write(map[string]string{"ldap-config/github/org/member.txt": "username = bob\nusername = carol\nusername = dave\n" +
-		"username = u1\nusername = u2\nusername = u3\nusername = u4\nusername = u5\nusername = zed\n"})
+		"username = u1\nusername = u2\nusername = u3\nusername = u4\nusername = u5\nusername = zed\nusername = erin\n"})
 	reg = e.registry()
 	rep = e.apply(reg, e.plan(reg))
 	o = outcomes(rep, "github/org")[0]
-	if o.Status != providers.Skipped || !strings.Contains(o.Err.Error(), "blocked") {
-		t.Fatalf("blocked user: %s %v", o.Status, o.Err)
+	items := github.ItemErrors(rep.Err())
+	if o.Status != providers.Failed || len(items) != 1 || items[0].Kind != github.FailBlocked || items[0].Login != "zed" {
+		t.Fatalf("blocked user: %s %v (items %v)", o.Status, o.Err, items)
+	}
+	if _, ok := e.fake.Pending("acme")["erin"]; !ok {
+		t.Fatalf("the other invitation of the change was not sent: %v", e.fake.Pending("acme"))
 	}
 }
 

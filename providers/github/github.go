@@ -15,7 +15,12 @@
 //   - the org's members, admins and pending invitations are read once per plan per
 //     (host, org) and shared by the org target and every team target of that org (coalesced,
 //     so two targets that ask at once cause one read); the next plan reads them again;
-//   - reads and writes share per-host concurrency limits; rate limits (Retry-After,
+//   - writes go through a write scheduler per token (schedule.go): one at a time, 1 s apart
+//     (3 s between invitations), within 70 a minute and 450 an hour (GitHub's secondary
+//     limits, 80 and 500, minus a margin) and 500 invitations per org a day, so a large
+//     apply is slow but never refused; EstimateWrites and the providers' Estimate say how
+//     long it takes;
+//   - reads share per-host concurrency limits; rate limits (Retry-After,
 //     X-RateLimit-Remaining/Reset, secondary limits, 429) are honoured by a retrying
 //     transport with bounded attempts, backoff with jitter and a run budget that stops the
 //     run with a clear error instead of hammering GitHub;
@@ -73,6 +78,7 @@ import (
 	"net/http"
 	"net/url"
 	"os"
+	"path/filepath"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -97,12 +103,37 @@ type Options struct {
 	// every target on that host. Default 4: batching, not parallelism, is what makes reads
 	// fast, and GitHub caps concurrent requests per token.
 	ReadConcurrency int
-	// WriteConcurrency bounds writes in flight per host. Default 2 (GitHub asks for writes
-	// one after another; 2 keeps a run moving without tripping secondary limits).
+	// WriteConcurrency bounds writes in flight per session (one token, or one GitHub App
+	// installation). Default 1: GitHub asks for writes one after another ("Best practices
+	// for using the REST API": make requests serially, not concurrently).
 	WriteConcurrency int
-	// WriteInterval is the minimum spacing between the starts of two writes on one host.
-	// Default 0; GitHub's guidance for bulk changes is about 1 s.
+	// WriteInterval is the minimum spacing between the starts of two writes of a session.
+	// Default DefaultWriteInterval (1 s, GitHub's guidance for content-creating requests);
+	// negative: no spacing.
 	WriteInterval time.Duration
+	// InviteInterval is the minimum spacing between two org invitations of a session.
+	// Default DefaultInviteInterval (3 s, as octokit's throttling plugin); negative: none.
+	InviteInterval time.Duration
+	// WritesPerMinute and WritesPerHour are the write budgets of a session (content-creating
+	// requests, over sliding windows). Defaults DefaultWritesPerMinute (70) and
+	// DefaultWritesPerHour (450): GitHub's secondary limits (80 and 500) minus a margin.
+	// Negative: no budget. At 450 an hour, 2,000 writes take just over 4 hours; see
+	// EstimateWrites.
+	WritesPerMinute, WritesPerHour int
+	// InvitationsPerDay is the budget of org invitations per org and session over 24 hours.
+	// Default DefaultInvitationsPerDay (500, GitHub's limit for orgs older than a month or on
+	// a paid plan; set 50 for a new org). Invitations past it are not sent: the users are
+	// skipped with a warning and invited by a later run. Negative: no budget.
+	InvitationsPerDay int
+	// NoWritePacing turns WriteInterval, InviteInterval and the write and invitation budgets
+	// off (benchmarks and tests against a fake on the real clock). GitHub's answers (rate
+	// limits, invitation refusals) are still honoured.
+	NoWritePacing bool
+	// StateDir, when set, is where the write windows (the last hour's writes, the last 24
+	// hours' invitations) are kept across runs, in the file .entitlements-github-writes.json
+	// (the predictive state directory is a good place: its readers skip dot files). Without
+	// it every run starts with empty windows.
+	StateDir string
 	// BatchSize is the number of teams per GraphQL query (1..100). Default 25: a query then
 	// costs 25×101 nodes and one rate-limit point, and stays well inside GitHub's 10 s
 	// processing limit.
@@ -172,7 +203,25 @@ func (o Options) withDefaults() Options {
 		o.ReadConcurrency = 4
 	}
 	if o.WriteConcurrency <= 0 {
-		o.WriteConcurrency = 2
+		o.WriteConcurrency = 1
+	}
+	if o.NoWritePacing {
+		o.WriteInterval, o.InviteInterval, o.WritesPerMinute, o.WritesPerHour, o.InvitationsPerDay = -1, -1, -1, -1, -1
+	}
+	if o.WriteInterval == 0 {
+		o.WriteInterval = DefaultWriteInterval
+	}
+	if o.InviteInterval == 0 {
+		o.InviteInterval = DefaultInviteInterval
+	}
+	if o.WritesPerMinute == 0 {
+		o.WritesPerMinute = DefaultWritesPerMinute
+	}
+	if o.WritesPerHour == 0 {
+		o.WritesPerHour = DefaultWritesPerHour
+	}
+	if o.InvitationsPerDay == 0 {
+		o.InvitationsPerDay = DefaultInvitationsPerDay
 	}
 	if o.BatchSize <= 0 {
 		o.BatchSize = 25
@@ -246,6 +295,8 @@ func sleepCtx(ctx context.Context, d time.Duration) error {
 type Registry struct {
 	opt    Options
 	budget budget
+	sched  scheduler
+	sims   map[string]*planSim // session key → the plan's estimate so far (guarded by sched.mu)
 	// secrets are the credentials of the registry's OUs (tokens, App keys, and the JWTs and
 	// installation tokens obtained with them), masked in every error and log line.
 	secrets redact.Set
@@ -268,6 +319,10 @@ func NewRegistry(opt Options) *Registry {
 	opt = opt.withDefaults()
 	r := &Registry{opt: opt, budget: budget{maxRequests: opt.MaxRequests, maxWait: opt.MaxWait},
 		hosts: map[string]*host{}, pools: map[string]*pool{}}
+	r.sched = scheduler{budget: budgetOf(opt), now: opt.Now}
+	if opt.StateDir != "" {
+		r.sched.path = filepath.Join(opt.StateDir, budgetFile)
+	}
 	r.opt.Logger = slog.New(r.secrets.Handler(opt.Logger.Handler()))
 	return r
 }
@@ -352,7 +407,8 @@ func (pr poolRouter) RoundTrip(req *http.Request) (*http.Response, error) {
 
 // Counters sums the counters of every host: rest_requests, graphql_requests,
 // connections_opened, retries, rate_limited, rate_limit_wait_ms, backoff_wait_ms, writes,
-// skipped_users, pending_users (team members whose org invitation is pending), warnings.
+// skipped_users, pending_users (team members whose org invitation is pending), warnings,
+// pace_wait_ms (waits of the write scheduler) and invitations.
 func (r *Registry) Counters() map[string]int64 {
 	r.mu.Lock()
 	defer r.mu.Unlock()
@@ -383,10 +439,6 @@ type host struct {
 	base     http.RoundTripper
 	counters counters
 	reads    chan struct{}
-	writes   chan struct{}
-
-	paceMu    sync.Mutex
-	nextWrite time.Time
 
 	orgMu sync.Mutex
 	orgs  map[string]*orgEntry // lower org → snapshot of the latest generation read
@@ -433,7 +485,7 @@ func (r *Registry) hostFor(addr, graphqlURL string) (*host, error) {
 		return nil, fmt.Errorf("graphql_url %q is not an absolute URL", graphqlURL)
 	}
 	h := &host{reg: r, restBase: restBase, graphqlURL: graphqlURL, checkMeta: checkMeta,
-		reads: make(chan struct{}, r.opt.ReadConcurrency), writes: make(chan struct{}, r.opt.WriteConcurrency),
+		reads:    make(chan struct{}, r.opt.ReadConcurrency),
 		sessions: map[string]*session{}, apps: map[string]*app{}, orgs: map[string]*orgEntry{}}
 	if r.opt.HTTPClient != nil && r.opt.HTTPClient.Transport != nil {
 		h.base = r.opt.HTTPClient.Transport
@@ -507,6 +559,10 @@ func newTransport(pool int, onDial func()) *http.Transport {
 type session struct {
 	h    *host
 	cred credential
+	// key names the session in the write budget state (never the credential itself).
+	key string
+	// writes bounds the session's writes in flight (Options.WriteConcurrency).
+	writes chan struct{}
 	// inst is the App installation whose token the session sends; nil for a token given by
 	// the OU (and for the App's own session).
 	inst *installation
@@ -518,8 +574,8 @@ type session struct {
 }
 
 // newSession returns a session on h (not registered in h.sessions).
-func (h *host) newSession(c credential) *session {
-	s := &session{h: h, cred: c}
+func (h *host) newSession(c credential, key string) *session {
+	s := &session{h: h, cred: c, key: h.restBase.String() + " " + key, writes: make(chan struct{}, h.reg.opt.WriteConcurrency)}
 	s.http = &http.Client{Transport: &roundTripper{s: s},
 		CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
 	s.gh = gh.NewClient(s.http)
@@ -535,7 +591,7 @@ func (h *host) tokenSession(token string) *session {
 	if s, ok := h.sessions[key]; ok {
 		return s
 	}
-	s := h.newSession(staticToken(token))
+	s := h.newSession(staticToken(token), credKey("token", token))
 	h.sessions[key] = s
 	return s
 }

@@ -2,6 +2,7 @@ package github
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"maps"
 	"net/http"
@@ -325,13 +326,17 @@ func (p *OrgProvider) write(ctx context.Context, st *orgState, o *orgOp) userRes
 		p.logWrite("removed org membership", r, "user", o.login)
 		return r
 	}
-	if !st.present(o.login) {
+	invite := !st.present(o.login)
+	if invite {
 		if !p.cfg.invite {
 			return skipped("%s: not invited to %s (the invite feature is disabled)", o.login, org)
 		}
 		if p.s.invites.blocked(p.gen, o.login) {
 			return userResult{status: providers.Skipped} // said once, after the writes
 		}
+	}
+	if invite {
+		ctx = asInvitation(ctx, org)
 	}
 	r, state := p.put(ctx, st, o.login, o.role)
 	msg := "set org membership"
@@ -371,12 +376,14 @@ func (p *OrgProvider) put(ctx context.Context, st *orgState, login, role string)
 	})
 	switch code := httpStatus(err); {
 	case err == nil:
+	case errors.Is(err, ErrInvitationBudget):
+		return p.limitReached(err, login), ""
 	case code == http.StatusNotFound && p.cfg.ignoreNotFound:
 		return skipped("%s: no such GitHub user, not added to %s as %s (ignore_not_found)", login, org, role), ""
-	case code == http.StatusNotFound:
-		return failed(fmt.Errorf("setting %s to %s in %s: no such GitHub user (set ignore_not_found: true to skip such users): %w", login, role, org, err)), ""
+	case code == http.StatusNotFound || (code == http.StatusForbidden && !isRateLimit(err)):
+		return failed(p.s.classifyItem(ctx, fmt.Errorf("setting %s to %s in %s: %w", login, role, org, err), org, "", login)), ""
 	case code == http.StatusUnprocessableEntity:
-		return p.refused(err, login, role), ""
+		return p.refused(ctx, err, login, role), ""
 	default:
 		return writeFailure(err, "setting %s to %s in %s", login, role, org), ""
 	}
@@ -388,23 +395,33 @@ func (p *OrgProvider) put(ctx context.Context, st *orgState, login, role string)
 	return applied(), state
 }
 
+// limitReached handles an invitation refused for the invitation limit (GitHub's, or the
+// daily budget of Options.InvitationsPerDay): no more invitations are sent in this run, and
+// that is said once.
+func (p *OrgProvider) limitReached(err error, login string) userResult {
+	org := p.cfg.org
+	if p.s.invites.trip(p.gen) {
+		p.warn("the org invitation limit is used up (GitHub's: 50, or 500 for older or paid orgs, per 24 hours; or Options.InvitationsPerDay): no more invitations are sent in this run",
+			"org", org, "user", login, "why", apiMessage(err))
+		return userResult{status: providers.Skipped,
+			warn: fmt.Sprintf("%s: not invited to %s: %v (%s); no more invitations are sent in this run", login, org, ErrInvitationLimit, apiMessage(err))}
+	}
+	p.s.invites.blocked(p.gen, login)
+	return userResult{status: providers.Skipped}
+}
+
 // refused classifies GitHub's 422 to a role PUT: the invitation limit (invitations stop for
 // the run, said once), an invalid request (a failure: nothing the user can fix), or an
-// invitation GitHub would not send (usually a user who blocked the org; skipped).
-func (p *OrgProvider) refused(err error, login, role string) userResult {
+// invitation GitHub would not send: a per-item failure (an ItemError: usually a user who
+// blocked the org, or an organization given as a member), which fails the change but not the
+// other writes.
+func (p *OrgProvider) refused(ctx context.Context, err error, login, role string) userResult {
 	org := p.cfg.org
 	switch classifyInviteRefusal(err) {
 	case refusedLimit:
-		if p.s.invites.trip(p.gen) {
-			p.warn("GitHub's org invitation limit is used up (50, or 500 for older or paid orgs, per 24 hours): no more invitations are sent in this run",
-				"org", org, "user", login, "github", apiMessage(err))
-			return userResult{status: providers.Skipped,
-				warn: fmt.Sprintf("%s: not invited to %s: %v (%s); no more invitations are sent in this run", login, org, ErrInvitationLimit, apiMessage(err))}
-		}
-		p.s.invites.blocked(p.gen, login)
-		return userResult{status: providers.Skipped}
+		return p.limitReached(err, login)
 	case refusedInvalid:
 		return failed(fmt.Errorf("setting %s to %s in %s: GitHub refused the request as invalid: %s", login, role, org, apiMessage(err)))
 	}
-	return skipped("%s: GitHub refused to make them %s of %s (%s); usually the user blocked the org or cannot be invited", login, role, org, apiMessage(err))
+	return failed(p.s.classifyItem(ctx, fmt.Errorf("GitHub refused to make them %s of %s: %w", role, org, err), org, "", login))
 }

@@ -279,7 +279,9 @@ func pluginRun(t *testing.T, fixture string, f *fakegithub.Server, log *syncBuff
 	if err != nil {
 		t.Fatalf("%s: calculate: %v", fixture, err)
 	}
-	opt := github.Options{HTTPClient: asHost(f), Logger: slog.New(slog.NewTextHandler(log, &slog.HandlerOptions{Level: slog.LevelWarn}))}
+	// The real clock: the write scheduler's 1 s spacing would only slow the fixtures down.
+	opt := github.Options{HTTPClient: asHost(f), NoWritePacing: true,
+		Logger: slog.New(slog.NewTextHandler(log, &slog.HandlerOptions{Level: slog.LevelWarn}))}
 	if fixture == "predictive" {
 		pred, err := cache.LoadPredictive(filepath.Join(dir, "predictive-state"))
 		if err != nil {

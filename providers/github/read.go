@@ -377,6 +377,40 @@ func errorsText(errs []gqlError) string {
 
 // listTeamSlugs lists every team of the org (for delete_teams, which must see the teams that
 // no file defines).
+// teamSyncGroups returns the identity-provider groups a team is synced with (empty when it is
+// not). An answer that refuses the lookup (403, 404, 422: no team synchronization in the org,
+// or no permission to see it) means not synced.
+func (s *session) teamSyncGroups(ctx context.Context, org, slug string) ([]string, error) {
+	if !validSlug(slug) {
+		return nil, badSlug(slug)
+	}
+	var out struct {
+		Groups []struct {
+			Name string `json:"group_name"`
+		} `json:"groups"`
+	}
+	err := s.read(ctx, func(ctx context.Context) error {
+		req, err := s.gh.NewRequest(http.MethodGet, fmt.Sprintf("orgs/%s/teams/%s/team-sync/group-mappings", org, slug), nil)
+		if err != nil {
+			return err
+		}
+		_, err = s.gh.Do(ctx, req, &out)
+		return err
+	})
+	switch code := httpStatus(err); {
+	case err == nil:
+	case !isRateLimit(err) && (code == http.StatusForbidden || code == http.StatusNotFound || code == http.StatusUnprocessableEntity):
+		return nil, nil
+	default:
+		return nil, err
+	}
+	var names []string
+	for _, g := range out.Groups {
+		names = append(names, g.Name)
+	}
+	return names, nil
+}
+
 func (s *session) listTeamSlugs(ctx context.Context, org string) ([]string, error) {
 	var out []string
 	cursor := ""

@@ -32,33 +32,14 @@ func (s *session) read(ctx context.Context, fn func(context.Context) error) erro
 	return fn(ctx)
 }
 
-// write runs one write under the host's write limit and spacing.
+// write runs one write under the session's write limit. Its pacing (spacing and budgets, see
+// schedule.go) is done per attempt by the transport: every request GitHub receives counts.
 func (s *session) write(ctx context.Context, fn func(context.Context) error) error {
-	if err := acquire(ctx, s.h.writes); err != nil {
+	if err := acquire(ctx, s.writes); err != nil {
 		return err
 	}
-	defer release(s.h.writes)
-	if err := s.pace(ctx); err != nil {
-		return err
-	}
+	defer release(s.writes)
 	return fn(ctx)
-}
-
-// pace spaces write starts by Options.WriteInterval on the host.
-func (s *session) pace(ctx context.Context) error {
-	opt := &s.h.reg.opt
-	if opt.WriteInterval <= 0 {
-		return nil
-	}
-	s.h.paceMu.Lock()
-	now := opt.Now()
-	start := s.h.nextWrite
-	if start.Before(now) {
-		start = now
-	}
-	s.h.nextWrite = start.Add(opt.WriteInterval)
-	s.h.paceMu.Unlock()
-	return opt.Sleep(ctx, start.Sub(now))
 }
 
 // httpStatus is the HTTP status behind a go-github error; 0 when there was no answer.
@@ -80,6 +61,14 @@ func httpStatus(err error) int {
 		return mine.Status
 	}
 	return 0
+}
+
+// isRateLimit reports whether err is a rate-limit refusal (not a per-item failure).
+func isRateLimit(err error) bool {
+	var mine *RateLimitError
+	var rl *gh.RateLimitError
+	var ab *gh.AbuseRateLimitError
+	return errors.As(err, &mine) || errors.As(err, &rl) || errors.As(err, &ab)
 }
 
 // unseen reports whether a failed write may still have happened: no answer arrived (network

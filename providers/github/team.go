@@ -59,6 +59,79 @@ type TeamProvider struct {
 	bySlug map[string]*providers.Group // desired teams by slug (Desire)
 }
 
+// countManaged counts teams left alone because GitHub does not let the API change their
+// membership (the managed_teams counter).
+func (p *TeamProvider) countManaged(n int64) {
+	p.counters.managedTeams.Add(n)
+	p.s.h.counters.managedTeams.Add(n)
+}
+
+// skipSynced leaves alone the teams whose membership an identity provider manages (GitHub's
+// team synchronization: "you will see an error if you attempt to use the API for making
+// changes to the team's membership"): a team that would change (a desired team whose members
+// or maintainers differ, or a team without a file that would be deleted) is looked up with
+// GET /orgs/{org}/teams/{slug}/team-sync/group-mappings, and when it is mapped to groups, its
+// members and maintainers are shown as desired (no change) and a team without a file is not a
+// deletion candidate, with a warning. Teams that would not change cost no request. A lookup
+// GitHub refuses (team synchronization not enabled, a token without the permission) means
+// "not synced".
+func (p *TeamProvider) skipSynced(ctx context.Context, desired map[string]*providers.Group, snaps map[string]*teamSnap, out *providers.State) {
+	type cand struct {
+		slug, key string
+		d         *providers.Group
+		groups    []string
+	}
+	var cands []*cand
+	for slug := range snaps {
+		d := desired[slug]
+		key := providers.Key("cn=" + slug + "," + p.cfg.base)
+		if d != nil {
+			key = providers.Key(d.DN)
+		}
+		g := out.Groups[key]
+		if g == nil {
+			continue
+		}
+		if d != nil {
+			want, manage := d.Attrs["maintainers"]
+			if providers.SameFold(g.Members, d.Members) && (!manage || providers.SameFold(g.Attrs["maintainers"], want)) {
+				continue
+			}
+		}
+		cands = append(cands, &cand{slug: slug, key: key, d: d})
+	}
+	slices.SortFunc(cands, func(a, b *cand) int { return strings.Compare(a.slug, b.slug) })
+	forEach(len(cands), p.s.h.reg.opt.ReadConcurrency, func(i int) {
+		c := cands[i]
+		groups, err := p.s.teamSyncGroups(ctx, p.cfg.org, c.slug)
+		if err != nil {
+			p.warn("could not tell whether the team is synced with an identity provider; treating it as not synced",
+				"org", p.cfg.org, "team", c.slug, "err", err.Error())
+		}
+		c.groups = groups
+	})
+	for _, c := range cands {
+		if len(c.groups) == 0 {
+			continue
+		}
+		p.countManaged(1)
+		if c.d == nil {
+			delete(out.Groups, c.key)
+			p.warn("team synced with an identity provider is not deleted: its membership is managed there",
+				"org", p.cfg.org, "team", c.slug, "idp_groups", strings.Join(c.groups, ","))
+			continue
+		}
+		g := out.Groups[c.key]
+		g.Members = slices.Clone(c.d.Members)
+		slices.Sort(g.Members)
+		if want, ok := c.d.Attrs["maintainers"]; ok {
+			g.Attrs["maintainers"] = slices.Clone(want)
+		}
+		p.warn("team synced with an identity provider: GitHub does not let the API change its members, so its membership is left alone (change it in the identity provider)",
+			"org", p.cfg.org, "team", c.slug, "idp_groups", strings.Join(c.groups, ","))
+	}
+}
+
 // slugify derives a team slug from a name as GitHub does: lower case, every run of
 // characters other than letters, digits, '_' and '-' replaced by one '-'.
 func slugify(name string) string {
@@ -326,10 +399,22 @@ func (p *TeamProvider) read(ctx context.Context, t *providers.Target) (*provider
 			if err != nil {
 				return err
 			}
+			var ent []string
 			for _, sl := range listed {
-				if desired[sl] == nil && !slices.Contains(parentOnly, sl) {
+				switch {
+				case strings.HasPrefix(sl, "ent:"):
+					// An enterprise team shown in the org ("GitHub generates the enterprise
+					// team's slug from the team name and adds the ent: prefix"): managed by
+					// the enterprise, never by an org's files.
+					ent = append(ent, sl)
+				case desired[sl] == nil && !slices.Contains(parentOnly, sl):
 					all = append(all, sl)
 				}
+			}
+			if len(ent) > 0 {
+				p.countManaged(int64(len(ent)))
+				p.warn("enterprise teams are managed by the enterprise, not by this OU: left alone (never deleted)",
+					"org", p.cfg.org, "teams", strings.Join(ent, ","))
 			}
 		}
 		var err error
@@ -390,6 +475,7 @@ func (p *TeamProvider) read(ctx context.Context, t *providers.Target) (*provider
 		slices.Sort(g.Members)
 		out.Groups[providers.Key(g.DN)] = g
 	}
+	p.skipSynced(ctx, desired, snaps, out)
 	if len(kept) > 0 {
 		slices.Sort(kept)
 		p.log.Info("teams without a file are kept: they are parents of other teams, and GitHub would delete their child teams with them",
@@ -937,7 +1023,7 @@ func (p *TeamProvider) putMember(ctx context.Context, st *orgState, slug, login,
 		m, _, err = p.s.gh.Teams.AddTeamMembershipBySlug(ctx, org, slug, login, &gh.TeamAddTeamMembershipOptions{Role: role})
 		return err
 	})
-	r := p.putResult(m, err, slug, login, role)
+	r := p.putResult(ctx, m, err, slug, login, role)
 	if r.status == providers.Applied && m.GetState() == "pending" {
 		// They left the org since it was read: GitHub invited them back for this team. The
 		// next plan sees the pending invitation and does not add them again.
@@ -948,19 +1034,17 @@ func (p *TeamProvider) putMember(ctx context.Context, st *orgState, slug, login,
 	return r
 }
 
-func (p *TeamProvider) putResult(m *gh.Membership, err error, slug, login, role string) userResult {
+func (p *TeamProvider) putResult(ctx context.Context, m *gh.Membership, err error, slug, login, role string) userResult {
 	org := p.cfg.org
 	switch code := httpStatus(err); {
 	case err == nil:
 	case code == http.StatusUnprocessableEntity && classifyInviteRefusal(err) == refusedLimit:
 		// They left the org since it was read, so the add would have invited them back.
 		return skipped("%s: not added to team %s: no longer an org member, and %v (%s)", login, slug, ErrInvitationLimit, apiMessage(err))
-	case code == http.StatusUnprocessableEntity:
-		return skipped("%s: GitHub refused to add them to team %s as %s (%s)", login, slug, role, apiMessage(err))
 	case code == http.StatusNotFound && p.cfg.ignoreNotFound:
 		return skipped("%s: no such GitHub user, not added to team %s (ignore_not_found)", login, slug)
-	case code == http.StatusNotFound:
-		return failed(fmt.Errorf("adding %s to team %s/%s: no such user or team (set ignore_not_found: true to skip missing users): %w", login, org, slug, err))
+	case code == http.StatusUnprocessableEntity || code == http.StatusNotFound || (code == http.StatusForbidden && !isRateLimit(err)):
+		return failed(p.s.classifyItem(ctx, fmt.Errorf("adding %s to team %s/%s as %s: %w", login, org, slug, role, err), org, slug, login))
 	default:
 		return writeFailure(err, "adding %s to team %s/%s as %s", login, org, slug, role)
 	}
@@ -986,6 +1070,9 @@ func (p *TeamProvider) removeMember(ctx context.Context, slug, login string) use
 		return err
 	})
 	r := deleted(err, "removing %s from team %s/%s", login, p.cfg.org, slug)
+	if httpStatus(err) == http.StatusForbidden && !isRateLimit(err) {
+		r = failed(p.s.classifyItem(ctx, fmt.Errorf("removing %s from team %s/%s: %w", login, p.cfg.org, slug, err), p.cfg.org, slug, login))
+	}
 	p.logWrite("removed team membership", r, "team", slug, "user", login)
 	return r
 }

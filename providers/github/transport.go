@@ -32,6 +32,12 @@ type counters struct {
 	// creations), not counted as REST requests or writes; appTokens: installation tokens
 	// obtained; renewals: requests sent again with a new token after a 401.
 	appRequests, appTokens, renewals atomic.Int64
+	// paceWait: time writes waited for the write scheduler (nanoseconds); invitations: org
+	// invitations sent (attempts included).
+	paceWait, invitations atomic.Int64
+	// managedTeams: teams left alone because their membership is managed elsewhere (an
+	// identity provider's team synchronization, the enterprise).
+	managedTeams atomic.Int64
 }
 
 func (c *counters) snapshot() map[string]int64 {
@@ -52,6 +58,9 @@ func (c *counters) snapshot() map[string]int64 {
 		"app_requests":       c.appRequests.Load(),
 		"app_tokens":         c.appTokens.Load(),
 		"token_renewals":     c.renewals.Load(),
+		"pace_wait_ms":       c.paceWait.Load() / int64(time.Millisecond),
+		"invitations":        c.invitations.Load(),
+		"managed_teams":      c.managedTeams.Load(),
 	}
 }
 
@@ -266,6 +275,12 @@ func (rt *roundTripper) RoundTrip(req *http.Request) (*http.Response, error) {
 	for attempt := 1; ; attempt++ {
 		if err := s.ready(ctx, resource); err != nil {
 			return unsent(attempt, err)
+		}
+		// Every write attempt GitHub receives counts against its content-creation limits.
+		if req.Method != http.MethodGet && req.Method != http.MethodHead && !gql && !auth {
+			if err := s.pace(ctx); err != nil {
+				return unsent(attempt, err)
+			}
 		}
 		if err := s.h.reg.budget.request(); err != nil {
 			return unsent(attempt, err)

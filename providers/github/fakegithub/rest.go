@@ -49,6 +49,10 @@ func (s *Server) serveREST(w http.ResponseWriter, r *http.Request, p string) {
 		s.teamBySlug(w, r, seg[1], seg[3])
 	case len(seg) == 5 && seg[0] == "orgs" && seg[2] == "teams" && seg[4] == "teams" && r.Method == http.MethodGet:
 		s.listChildTeams(w, r, seg[1], seg[3])
+	case len(seg) == 6 && seg[0] == "orgs" && seg[2] == "teams" && seg[4] == "team-sync" && seg[5] == "group-mappings" && r.Method == http.MethodGet:
+		s.groupMappings(w, seg[1], seg[3])
+	case len(seg) == 2 && seg[0] == "users" && r.Method == http.MethodGet:
+		s.account(w, seg[1])
 	case len(seg) == 6 && seg[0] == "orgs" && seg[2] == "teams" && seg[4] == "memberships":
 		s.teamMembership(w, r, seg[1], seg[3], seg[5])
 	default:
@@ -211,11 +215,15 @@ func (s *Server) inviteRefusal(o *org, k string) string {
 
 // refuseInvite answers the 422 of inviteRefusal. GitHub documents the limit (50, or 500 per
 // 24 h) but not its answer's wording; the fake words it as an unprocessable invitation "over
-// invitation rate limit", and a blocked user as an unprocessable invitation without detail.
+// invitation rate limit", and a blocked user as "User is blocked".
 func refuseInvite(w http.ResponseWriter, why string) {
 	e := map[string]any{"resource": "OrganizationInvitation", "code": "unprocessable", "field": "data"}
-	if why == "limit" {
+	switch why {
+	case "limit":
 		e["message"] = "Over invitation rate limit"
+	case "blocked":
+		// The wording GitHub support quotes (github/docs#1035).
+		e["message"] = "User is blocked"
 	}
 	writeJSON(w, http.StatusUnprocessableEntity, map[string]any{"message": "Validation Failed",
 		"errors":            []map[string]any{e},
@@ -534,6 +542,40 @@ func (s *Server) teamBySlug(w http.ResponseWriter, r *http.Request, orgLogin, sl
 	}
 }
 
+// groupMappings lists the identity-provider groups a team is synced with
+// (GET /orgs/{org}/teams/{slug}/team-sync/group-mappings); an empty list when it is not.
+func (s *Server) groupMappings(w http.ResponseWriter, orgLogin, slug string) {
+	s.mu.Lock()
+	o := s.org(orgLogin, false)
+	if o == nil || o.teams[strings.ToLower(slug)] == nil {
+		s.mu.Unlock()
+		notFound(w)
+		return
+	}
+	groups := []map[string]any{}
+	for i, g := range o.teams[strings.ToLower(slug)].idpGroups {
+		groups = append(groups, map[string]any{"group_id": strconv.Itoa(i + 1), "group_name": g, "group_description": ""})
+	}
+	s.mu.Unlock()
+	writeJSON(w, http.StatusOK, map[string]any{"groups": groups})
+}
+
+// account is GET /users/{login}: a user, an organization (type Organization), or 404.
+func (s *Server) account(w http.ResponseWriter, login string) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	k := strings.ToLower(login)
+	if o := s.orgs[k]; o != nil {
+		writeJSON(w, http.StatusOK, map[string]any{"login": o.login, "id": userID(k), "type": "Organization"})
+		return
+	}
+	if s.users[k] == "" {
+		notFound(w)
+		return
+	}
+	writeJSON(w, http.StatusOK, s.user(k))
+}
+
 func (s *Server) teamMembership(w http.ResponseWriter, r *http.Request, orgLogin, slug, login string) {
 	body, err := decodeBody(r)
 	if err != nil {
@@ -552,6 +594,14 @@ func (s *Server) teamMembership(w http.ResponseWriter, r *http.Request, orgLogin
 		return
 	}
 	t := o.teams[strings.ToLower(slug)]
+	if r.Method != http.MethodGet && (len(t.idpGroups) > 0 || strings.HasPrefix(t.slug, "ent:")) {
+		// GitHub: with team synchronization, "you will see an error if you attempt to use the
+		// API for making changes to the team's membership".
+		writeJSON(w, http.StatusForbidden, map[string]any{
+			"message":           "This team's membership is managed by team synchronization with an identity provider (or by the enterprise) and cannot be changed through the API.",
+			"documentation_url": "https://docs.github.com/rest/teams/members#add-or-update-team-membership-for-a-user"})
+		return
+	}
 	reply := func(state, role string) {
 		writeJSON(w, http.StatusOK, map[string]any{"state": state, "role": role,
 			"url": fmt.Sprintf("/orgs/%s/teams/%s/memberships/%s", o.login, t.slug, s.users[k])})

@@ -31,6 +31,8 @@
 //   - org invitations are limited per 24 h (Options.InvitationLimit; GitHub: 50, 500 for
 //     older or paid orgs), and a user can block the org (Server.Block): both answer 422;
 //   - org invitations stay pending unless Options.AutoAccept is set;
+//   - with Options.SecondaryLimits, more than 80 content-creating requests a minute or 500 an
+//     hour answer GitHub's secondary-limit 403 (counted in Stats.SecondaryLimitHits);
 //   - with Options.RejectMixedCaseLogins, a membership write whose login is not lower case
 //     answers 400, as the Ruby plugin's acceptance fake does (GitHub itself matches logins
 //     case-insensitively): a client that does not normalise logins fails loudly.
@@ -100,6 +102,16 @@ type Options struct {
 	// InstallationTokenLifetime is how long a GitHub App installation token is valid after it
 	// is issued. Default 1 hour, as on GitHub.
 	InstallationTokenLifetime time.Duration
+	// SecondaryLimits enforces GitHub's secondary limits on content-creating requests (every
+	// REST write but a GitHub App's token creation): a write that would make more than
+	// ContentPerMinute in the last 60 s, or more than ContentPerHour in the last hour, on the
+	// server's clock (Now), is answered 403 with GitHub's secondary-limit message and no
+	// retry-after, is not performed, and is counted in Stats.SecondaryLimitHits. Off by
+	// default (fakes on the real clock serve benchmarks that write fast).
+	SecondaryLimits bool
+	// ContentPerMinute and ContentPerHour are the limits of SecondaryLimits. Defaults 80 and
+	// 500, GitHub's documented numbers.
+	ContentPerMinute, ContentPerHour int
 }
 
 // Layout says under which paths the server answers, as GitHub's hosts do.
@@ -133,6 +145,7 @@ type Server struct {
 	stats    Stats
 	windows  map[string]*rateWindow
 	invites  []time.Time // org invitations sent, for InvitationLimit
+	content  []time.Time // content-creating requests performed, for SecondaryLimits
 
 	docMu sync.Mutex
 	docs  map[string]parsedDoc // query text → parsed and validated document
@@ -163,6 +176,9 @@ type team struct {
 	description string
 	parent      *team
 	members     map[string]string // lower login → member|maintainer
+	// idpGroups are the identity-provider groups the team is synced with (team
+	// synchronization): its membership cannot be changed through the API.
+	idpGroups []string
 }
 
 type rateWindow struct {
@@ -196,6 +212,8 @@ type Stats struct {
 	GraphQLOrgDocs int
 	// Faults counts injected faults.
 	Faults int
+	// SecondaryLimitHits counts writes refused by Options.SecondaryLimits.
+	SecondaryLimitHits int
 }
 
 func (s Stats) clone() Stats {
@@ -222,6 +240,12 @@ func New(opt Options) *Server {
 	}
 	if opt.InstallationTokenLifetime <= 0 {
 		opt.InstallationTokenLifetime = time.Hour
+	}
+	if opt.ContentPerMinute <= 0 {
+		opt.ContentPerMinute = 80
+	}
+	if opt.ContentPerHour <= 0 {
+		opt.ContentPerHour = 500
 	}
 	s := &Server{opt: opt, users: map[string]string{}, orgs: map[string]*org{}, nextID: 1000,
 		aliasErr: map[string]int{}, latency: opt.Latency, windows: map[string]*rateWindow{}, docs: map[string]parsedDoc{},
@@ -468,6 +492,10 @@ type TeamSpec struct {
 	Parent  string // parent slug; the parent must exist
 	// Members and Maintainers are logins (made known users; they need not be org members).
 	Members, Maintainers []string
+	// Enterprise makes it an enterprise team shown in the org: its slug is "ent:" followed by
+	// the slug of its name, as GitHub makes them, and its membership cannot be changed through
+	// the org's API.
+	Enterprise bool
 }
 
 // AddTeam creates a team and returns its slug.
@@ -476,6 +504,9 @@ func (s *Server) AddTeam(orgLogin string, spec TeamSpec) (string, error) {
 	defer s.mu.Unlock()
 	o := s.org(orgLogin, true)
 	slug := Slugify(spec.Name)
+	if spec.Enterprise {
+		slug = "ent:" + slug
+	}
 	if o.teams[slug] != nil {
 		return "", fmt.Errorf("team %s already exists", slug)
 	}
@@ -496,6 +527,20 @@ func (s *Server) AddTeam(orgLogin string, spec TeamSpec) (string, error) {
 	}
 	o.teams[slug] = t
 	return slug, nil
+}
+
+// SyncTeam makes a team synced with identity-provider groups (GitHub's team
+// synchronization): GET .../team-sync/group-mappings lists them, and membership writes to the
+// team are refused (403).
+func (s *Server) SyncTeam(orgLogin, slug string, groups ...string) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	o := s.org(orgLogin, false)
+	if o == nil || o.teams[strings.ToLower(slug)] == nil {
+		return fmt.Errorf("team %s/%s does not exist", orgLogin, slug)
+	}
+	o.teams[strings.ToLower(slug)].idpGroups = groups
+	return nil
 }
 
 func (s *Server) newID() int64 {
@@ -713,6 +758,9 @@ func routeClass(method, p string) (string, bool) {
 		return method + " /graphql", true
 	}
 	seg := strings.Split(strings.Trim(p, "/"), "/")
+	if len(seg) == 2 && seg[0] == "users" {
+		seg[1] = "{user}"
+	}
 	if len(seg) > 2 && seg[0] == "app" && seg[1] == "installations" {
 		seg[2] = "{id}"
 	}
@@ -723,7 +771,7 @@ func routeClass(method, p string) (string, bool) {
 			seg[3] = "{user}"
 		case len(seg) > 3 && seg[2] == "teams":
 			seg[3] = "{slug}"
-			if len(seg) > 5 {
+			if len(seg) > 5 && seg[4] == "memberships" {
 				seg[5] = "{user}"
 			}
 		}
@@ -747,7 +795,49 @@ func (s *Server) handle(w http.ResponseWriter, r *http.Request, p string, gql bo
 	if s.primaryExhausted(w, "core") {
 		return
 	}
+	if r.Method != http.MethodGet && r.Method != http.MethodHead && s.secondaryExceeded(w) {
+		return
+	}
 	s.serveREST(w, r, p)
+}
+
+// secondaryExceeded enforces Options.SecondaryLimits on one content-creating request: it is
+// counted when performed, and refused (not performed) when the last minute or hour already
+// holds the limit. GitHub's documented answer: 403, a message naming the secondary rate
+// limit, and no retry-after when the client should wait at least a minute.
+func (s *Server) secondaryExceeded(w http.ResponseWriter) bool {
+	if !s.opt.SecondaryLimits {
+		return false
+	}
+	s.mu.Lock()
+	now := s.opt.Now()
+	kept := s.content[:0]
+	for _, t := range s.content {
+		if now.Sub(t) < time.Hour {
+			kept = append(kept, t)
+		}
+	}
+	s.content = kept
+	minute := 0
+	for _, t := range s.content {
+		if now.Sub(t) < time.Minute {
+			minute++
+		}
+	}
+	over := minute >= s.opt.ContentPerMinute || len(s.content) >= s.opt.ContentPerHour
+	if over {
+		s.stats.SecondaryLimitHits++
+	} else {
+		s.content = append(s.content, now)
+	}
+	s.mu.Unlock()
+	if !over {
+		return false
+	}
+	writeJSON(w, http.StatusForbidden, map[string]any{
+		"message":           "You have exceeded a secondary rate limit and have been temporarily blocked from content creation. Please retry your request again later.",
+		"documentation_url": "https://docs.github.com/rest/using-the-rest-api/rate-limits-for-the-rest-api#about-secondary-rate-limits"})
+	return true
 }
 
 // primaryExhausted counts a request against its resource window, sets the X-RateLimit

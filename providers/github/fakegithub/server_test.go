@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"net/http"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -624,5 +625,71 @@ func TestTLSLinks(t *testing.T) {
 	}
 	if l := resp.Header.Get("Link"); !strings.Contains(l, "<https://") {
 		t.Errorf("Link %s", l)
+	}
+}
+
+// With SecondaryLimits, the 81st content-creating request in a minute and the 501st in an hour
+// are refused with GitHub's secondary-limit 403 (no retry-after) and not performed; reads are
+// never refused; the windows slide on the server's clock.
+func TestSecondaryLimits(t *testing.T) {
+	now := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+	for _, tc := range []struct {
+		name   string
+		step   time.Duration // clock advance between writes
+		ok     int           // writes accepted before the first refusal
+		reopen time.Duration // wait after which one more is accepted
+	}{
+		{"minute", 0, 80, time.Minute},
+		{"hour", 7 * time.Second, 500, 7 * time.Second}, // 500 at 8.6/min: the hour fills first; the oldest leaves 1 h after it was sent
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			var mu sync.Mutex
+			clk := now
+			s := newServer(t, Options{Now: func() time.Time { mu.Lock(); defer mu.Unlock(); return clk }, SecondaryLimits: true, RateLimit: 100000})
+			set := func(t time.Time) { mu.Lock(); clk = t; mu.Unlock() }
+			s.AddOrg("acme")
+			s.AddUsers("alice")
+			ctx := context.Background()
+			// A new client per request: go-github remembers a secondary limit and would refuse
+			// later requests itself, by the wall clock.
+			put := func() error {
+				_, _, err := client(t, s, false).Organizations.EditOrgMembership(ctx, "alice", "acme", &gh.Membership{Role: gh.String("member")})
+				return err
+			}
+			c := client(t, s, false)
+			first := clk
+			n := 0
+			for ; n < 1000; n++ {
+				if err := put(); err != nil {
+					var ab *gh.AbuseRateLimitError
+					if !errors.As(err, &ab) || ab.Response.Header.Get("Retry-After") != "" || !strings.Contains(ab.Message, "secondary rate limit") {
+						t.Fatalf("refusal %v, want a secondary limit without retry-after", err)
+					}
+					break
+				}
+				set(clk.Add(tc.step))
+			}
+			if n != tc.ok {
+				t.Fatalf("%d writes accepted, want %d", n, tc.ok)
+			}
+			if _, _, err := c.Organizations.GetOrgMembership(ctx, "alice", "acme"); err != nil {
+				t.Fatalf("a read was refused: %v", err)
+			}
+			if st := s.Stats(); st.SecondaryLimitHits != 1 || st.Writes != tc.ok+1 {
+				t.Fatalf("hits %d writes %d", st.SecondaryLimitHits, st.Writes)
+			}
+			if tc.name == "hour" {
+				set(first.Add(time.Hour - time.Nanosecond))
+				if put() == nil {
+					t.Fatal("accepted before the oldest write left the hour")
+				}
+				set(first.Add(time.Hour))
+			} else {
+				set(clk.Add(tc.reopen))
+			}
+			if err := put(); err != nil {
+				t.Fatalf("still refused once the window slid: %v", err)
+			}
+		})
 	}
 }
