@@ -22,6 +22,7 @@ import (
 	"github.com/entitlements-go/entitlements/config"
 	"github.com/entitlements-go/entitlements/internal/dn"
 	"github.com/entitlements-go/entitlements/internal/gitsafe"
+	"github.com/entitlements-go/entitlements/internal/redact"
 	"github.com/entitlements-go/entitlements/internal/safefile"
 	"github.com/entitlements-go/entitlements/providers"
 	"github.com/entitlements-go/entitlements/validate"
@@ -128,7 +129,7 @@ func newGitRepo(e config.Value, opt Options) (*GitRepo, error) {
 }
 
 // Description implements Auditor. The URL's user-info (a token in an https URL) is masked.
-func (g *GitRepo) Description() string { return "GitRepo " + validate.RedactURLs(g.url) }
+func (g *GitRepo) Description() string { return "GitRepo " + redact.URLs(g.url) }
 
 // usesSSH reports whether the remote is reached over SSH (scp-like or ssh:// URLs).
 func (g *GitRepo) usesSSH() bool {
@@ -199,7 +200,7 @@ func (g *GitRepo) git(ctx context.Context, dir string, remote bool, args ...stri
 	cmd.Stdout, cmd.Stderr = &out, &errb
 	start := time.Now()
 	err := cmd.Run()
-	g.opt.Logger.Debug("git", "args", validate.RedactURLs(strings.Join(args, " ")), "took", time.Since(start))
+	g.opt.Logger.Debug("git", "args", redact.URLs(strings.Join(args, " ")), "took", time.Since(start))
 	if err != nil {
 		msg := strings.TrimSpace(errb.String())
 		if msg == "" {
@@ -208,7 +209,7 @@ func (g *GitRepo) git(ctx context.Context, dir string, remote bool, args ...stri
 		if errors.Is(err, exec.ErrNotFound) {
 			return "", fmt.Errorf("the audit log needs the git binary: %w", err)
 		}
-		return "", fmt.Errorf("git %s: %w: %s", args[0], err, validate.RedactURLs(msg))
+		return "", fmt.Errorf("git %s: %w: %s", args[0], err, redact.URLs(msg))
 	}
 	return out.String(), nil
 }
@@ -217,7 +218,7 @@ func (g *GitRepo) git(ctx context.Context, dir string, remote bool, args ...stri
 // remote's branch (hard reset, clean, fetch), then set the committer.
 func (g *GitRepo) Setup(ctx context.Context) error {
 	if g.skipHostKey && g.usesSSH() {
-		g.opt.Logger.Warn("SSH host keys of the audit log remote are NOT verified (skip_host_key_check: true): anyone on the network path can impersonate it", "remote", validate.RedactURLs(g.url))
+		g.opt.Logger.Warn("SSH host keys of the audit log remote are NOT verified (skip_host_key_check: true): anyone on the network path can impersonate it", "remote", redact.URLs(g.url))
 	}
 	if g.key != nil && g.tmp == "" {
 		tmp, err := os.MkdirTemp("", "entitlements-audit-")

@@ -194,20 +194,21 @@ func (e *explainer) trace(g *group, n *rule, depth int) *Trace {
 }
 
 // WriteText renders the explanation for people. Control and bidi characters of names, rule
-// text and paths are shown as escapes (termsafe), so the repo cannot steer the terminal.
+// text and paths, newlines and tabs included, are shown as escapes, each value on its own
+// (termsafe), so the repo can neither steer the terminal nor forge a line.
 func (ex *Explanation) WriteText(w io.Writer) {
 	w = termsafe.NewWriter(w)
 	verdict := "is NOT"
 	if ex.Member {
 		verdict = "IS"
 	}
-	fmt.Fprintf(w, "%s %s a member of %s (%s)\n", ex.Person, verdict, ex.Group, ex.File)
+	termsafe.Fprintf(w, "%s %s a member of %s (%s)\n", ex.Person, verdict, ex.Group, ex.File)
 	if !ex.Known {
 		hint := ""
 		if ex.DidYouMean != "" {
 			hint = fmt.Sprintf("; did you mean %q?", ex.DidYouMean)
 		}
-		fmt.Fprintf(w, "  %s is not in the people data%s\n", ex.Person, hint)
+		termsafe.Fprintf(w, "  %s is not in the people data%s\n", ex.Person, hint)
 		return
 	}
 	fmt.Fprintln(w, "rules (+ matches this person, - does not):")
@@ -216,17 +217,17 @@ func (ex *Explanation) WriteText(w io.Writer) {
 		fmt.Fprintln(w, "filters:")
 	}
 	for _, f := range ex.Filters {
-		fmt.Fprintf(w, "  %s\n", f.describe(ex.Person, ex.InRules))
+		termsafe.Fprintf(w, "  %s\n", f.describe(ex.Person, ex.InRules))
 	}
 	if fe := ex.FileExpiration; fe != nil {
 		state := "not reached"
 		if fe.Reached {
 			state = "REACHED: the group is empty"
 		}
-		fmt.Fprintf(w, "whole-file expiration %s (line %d): %s\n", fe.Date, fe.Line, state)
+		termsafe.Fprintf(w, "whole-file expiration %s (line %d): %s\n", fe.Date, fe.Line, state)
 	}
 	for _, l := range ex.ExpiredLines {
-		fmt.Fprintf(w, "expired on %s (line %d, ignored): %s\n", l.Date, l.Line, l.Text)
+		termsafe.Fprintf(w, "expired on %s (line %d, ignored): %s\n", l.Date, l.Line, l.Text)
 	}
 }
 
@@ -268,16 +269,16 @@ func writeTrace(w io.Writer, t *Trace, indent string) {
 	if t.Line > 0 {
 		line = fmt.Sprintf(" (line %d)", t.Line)
 	}
-	fmt.Fprintf(w, "%s%s %s%s\n", indent, mark, t.Rule, line)
+	termsafe.Fprintf(w, "%s%s %s%s\n", indent, mark, t.Rule, line)
 	if len(t.OrgChain) > 0 {
-		fmt.Fprintf(w, "%s    org chart: %s\n", indent, strings.Join(t.OrgChain, " → "))
+		termsafe.Fprintf(w, "%s    org chart: %s\n", indent, strings.Join(t.OrgChain, " → "))
 	}
 	for _, v := range t.Via {
 		note := ""
 		if v.Expired {
 			note = " [expired as a whole: contributes nobody]"
 		}
-		fmt.Fprintf(w, "%s    via %s (%s)%s\n", indent, v.Group, v.File, note)
+		termsafe.Fprintf(w, "%s    via %s (%s)%s\n", indent, v.Group, v.File, note)
 		if v.Rules != nil {
 			writeTrace(w, v.Rules, indent+"      ")
 		}

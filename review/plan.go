@@ -23,13 +23,14 @@ type PlanTextOptions struct {
 // WritePlanText renders a plan for a terminal: per target its changes (members added and
 // removed, groups created and deleted, description and attribute changes), then the
 // read time and counters of each target and a totals line. Control and bidi characters of
-// the data are shown as escapes (termsafe).
+// the data, newlines and tabs included, are shown as escapes, each value on its own
+// (termsafe), so that no value can start a line that reads like a change.
 func WritePlanText(w io.Writer, plan *deploy.Plan, opt PlanTextOptions) {
 	w = termsafe.NewWriter(w)
 	for _, t := range plan.Targets {
 		refused := deploy.Refused(t.Err)
 		if t.Err != nil && !refused {
-			fmt.Fprintf(w, "%s (%s): ERROR: %v\n", t.OU, t.Type, t.Err)
+			termsafe.Fprintf(w, "%s (%s): ERROR: %v\n", t.OU, t.Type, t.Err)
 			continue
 		}
 		if refused {
@@ -38,27 +39,27 @@ func WritePlanText(w io.Writer, plan *deploy.Plan, opt PlanTextOptions) {
 			if opt.RefusalHint != nil {
 				hint = opt.RefusalHint(t.Err)
 			}
-			fmt.Fprintf(w, "%s (%s): REFUSED: %v; %s\n", t.OU, t.Type, t.Err, hint)
-			fmt.Fprintf(w, "%s (%s): %d change(s) refused, not applied:\n", t.OU, t.Type, len(t.Changes))
+			termsafe.Fprintf(w, "%s (%s): REFUSED: %v; %s\n", t.OU, t.Type, t.Err, hint)
+			termsafe.Fprintf(w, "%s (%s): %d change(s) refused, not applied:\n", t.OU, t.Type, len(t.Changes))
 		} else if len(t.Changes) == 0 {
-			fmt.Fprintf(w, "%s (%s): no changes\n", t.OU, t.Type)
+			termsafe.Fprintf(w, "%s (%s): no changes\n", t.OU, t.Type)
 			continue
 		} else {
-			fmt.Fprintf(w, "%s (%s): %d change(s)%s\n", t.OU, t.Type, len(t.Changes), coveredNote(t.Changes))
+			termsafe.Fprintf(w, "%s (%s): %d change(s)%s\n", t.OU, t.Type, len(t.Changes), coveredNote(t.Changes))
 		}
 		for _, c := range t.Changes {
 			switch c.Kind {
 			case providers.CreateContainer:
-				fmt.Fprintf(w, "  + create container for %s\n", c.OU)
+				termsafe.Fprintf(w, "  + create container for %s\n", c.OU)
 			case providers.CreateGroup:
-				fmt.Fprintf(w, "  + ADD %s (Members: %s)\n", c.DN, strings.Join(c.Add, ","))
+				termsafe.Fprintf(w, "  + ADD %s (Members: %s)\n", c.DN, strings.Join(c.Add, ","))
 			case providers.DeleteGroup:
-				fmt.Fprintf(w, "  - DELETE %s (%d members)\n", c.DN, len(c.Remove))
+				termsafe.Fprintf(w, "  - DELETE %s (%d members)\n", c.DN, len(c.Remove))
 			case providers.UpdateGroup:
 				if c.OnlyCovered() {
-					fmt.Fprintf(w, "  ~ CHANGE %s (covered: made by changes of other targets, nothing sent)\n", c.DN)
+					termsafe.Fprintf(w, "  ~ CHANGE %s (covered: made by changes of other targets, nothing sent)\n", c.DN)
 				} else {
-					fmt.Fprintf(w, "  ~ CHANGE %s\n", c.DN)
+					termsafe.Fprintf(w, "  ~ CHANGE %s\n", c.DN)
 				}
 				lines := make([]string, 0, len(c.Add)+len(c.Remove))
 				for _, m := range c.Add {
@@ -72,22 +73,22 @@ func WritePlanText(w io.Writer, plan *deploy.Plan, opt PlanTextOptions) {
 				}
 				slices.SortFunc(lines, func(a, b string) int { return strings.Compare(strings.ToLower(a[5:]), strings.ToLower(b[5:])) })
 				for _, l := range lines {
-					fmt.Fprintf(w, "    %s\n", l)
+					termsafe.Fprintf(w, "    %s\n", l)
 				}
 				if c.DescriptionChanged {
-					fmt.Fprintf(w, "    description: %q -> %q\n", c.Current.Description, c.Desired.Description)
+					termsafe.Fprintf(w, "    description: %q -> %q\n", c.Current.Description, c.Desired.Description)
 				}
 				for _, a := range c.AttrsChanged {
-					fmt.Fprintf(w, "    %s: %v -> %v\n", a, c.Current.Attrs[a], c.Desired.Attrs[a])
+					termsafe.Fprintf(w, "    %s: %v -> %v\n", a, c.Current.Attrs[a], c.Desired.Attrs[a])
 				}
 			case providers.UpdatePerson:
-				fmt.Fprintf(w, "  ~ person %s %s: %v -> %v\n", c.Person, c.Attribute, c.OldValues, c.Values)
+				termsafe.Fprintf(w, "  ~ person %s %s: %v -> %v\n", c.Person, c.Attribute, c.OldValues, c.Values)
 			}
 		}
 	}
 	for _, t := range plan.Targets {
 		if len(t.Counters) > 0 {
-			fmt.Fprintf(w, "%s: read in %s; %s\n", t.OU, t.ReadTime.Round(time.Millisecond), formatCounters(t.Counters))
+			termsafe.Fprintf(w, "%s: read in %s; %s\n", t.OU, t.ReadTime.Round(time.Millisecond), formatCounters(t.Counters))
 		}
 	}
 	tot := plan.Totals()
@@ -105,7 +106,7 @@ func WritePlanText(w io.Writer, plan *deploy.Plan, opt PlanTextOptions) {
 	if n := plan.Covered(); n > 0 {
 		covered = fmt.Sprintf(", %d covered by other targets' changes", n)
 	}
-	fmt.Fprintf(w, "Plan: %d to create, %d to update, %d to delete, %d people, %d container(s)%s%s; calculation %s; read: %s\n",
+	termsafe.Fprintf(w, "Plan: %d to create, %d to update, %d to delete, %d people, %d container(s)%s%s; calculation %s; read: %s\n",
 		tot[providers.CreateGroup], tot[providers.UpdateGroup], tot[providers.DeleteGroup], tot[providers.UpdatePerson],
 		tot[providers.CreateContainer], covered, failed, plan.CalcTime.Round(time.Millisecond), strings.Join(times, ", "))
 }
@@ -177,14 +178,15 @@ func WritePlanJSON(w io.Writer, plan *deploy.Plan) error {
 }
 
 // WriteReport renders the outcome of deploy.Apply: every failed or skipped change and
-// target, then a totals line. Control and bidi characters are shown as escapes (termsafe).
+// target, then a totals line. Control and bidi characters, newlines and tabs included, are
+// shown as escapes, each value on its own (termsafe).
 func WriteReport(w io.Writer, rep *deploy.Report) {
 	w = termsafe.NewWriter(w)
 	applied, covered, failed, skipped, targets := 0, 0, 0, 0, 0
 	for _, t := range rep.Targets {
 		if t.Err != nil {
 			targets++
-			fmt.Fprintf(w, "NOT APPLIED %s: %v\n", t.OU, t.Err)
+			termsafe.Fprintf(w, "NOT APPLIED %s: %v\n", t.OU, t.Err)
 		}
 		for _, o := range t.Outcomes {
 			switch {
@@ -194,21 +196,21 @@ func WriteReport(w io.Writer, rep *deploy.Report) {
 				applied++
 			case o.Status == providers.Skipped:
 				skipped++
-				fmt.Fprintf(w, "SKIPPED %s: %s: %v\n", t.OU, o.Change, o.Err)
+				termsafe.Fprintf(w, "SKIPPED %s: %s: %v\n", t.OU, o.Change, o.Err)
 			default:
 				failed++
-				fmt.Fprintf(w, "FAILED (%s) %s: %s: %v\n", o.Status, t.OU, o.Change, o.Err)
+				termsafe.Fprintf(w, "FAILED (%s) %s: %s: %v\n", o.Status, t.OU, o.Change, o.Err)
 			}
 		}
 		if len(t.Counters) > 0 {
-			fmt.Fprintf(w, "%s: applied in %s; %s\n", t.OU, t.ApplyTime.Round(time.Millisecond), formatCounters(t.Counters))
+			termsafe.Fprintf(w, "%s: applied in %s; %s\n", t.OU, t.ApplyTime.Round(time.Millisecond), formatCounters(t.Counters))
 		}
 	}
 	note := ""
 	if covered > 0 {
 		note = fmt.Sprintf(", %d covered by other targets' changes", covered)
 	}
-	fmt.Fprintf(w, "Apply: %d change(s) applied%s, %d skipped, %d failed; %d target(s) not applied\n", applied, note, skipped, failed, targets)
+	termsafe.Fprintf(w, "Apply: %d change(s) applied%s, %d skipped, %d failed; %d target(s) not applied\n", applied, note, skipped, failed, targets)
 }
 
 // formatCounters renders provider counters as sorted key=value pairs.

@@ -110,8 +110,10 @@ type errWriter struct {
 	err error
 }
 
+// printf escapes each argument on its own (termsafe.Fprintf): a value's newline must not
+// start a line that reads like the renderer's.
 func (e *errWriter) printf(format string, args ...any) {
 	if e.err == nil {
-		_, e.err = fmt.Fprintf(e.w, format, args...)
+		_, e.err = termsafe.Fprintf(e.w, format, args...)
 	}
 }

@@ -4,20 +4,12 @@ import (
 	"regexp"
 	"strconv"
 	"unicode/utf8"
+
+	"github.com/entitlements-go/entitlements/internal/redact"
 )
 
 // ExcerptLen is the most characters of input text that an error message quotes.
 const ExcerptLen = 40
-
-// credentialURL matches the user-info part of a URL ("https://user:secret@host"), up to
-// its last '@' before the path (a password may hold an unencoded '@').
-var credentialURL = regexp.MustCompile(`([A-Za-z][A-Za-z0-9+.-]*://)[^/\s]*@`)
-
-// RedactURLs masks the user-info part (user name, password or token) of every URL in s:
-// `https://x-access-token:ghs_…@host/x` becomes `https://***@host/x`. Every message that
-// may show a URL from the config or from a program's output (git's) goes through it; a URL
-// without user-info is left as it is.
-func RedactURLs(s string) string { return credentialURL.ReplaceAllString(s, "${1}***@") }
 
 // tokenLike matches well-known token shapes (GitHub, Slack, AWS, JWT) and long runs of
 // base64/hex that look like keys.
@@ -29,7 +21,7 @@ var tokenLike = regexp.MustCompile(`\b(gh[pousr]_[A-Za-z0-9_]+|github_pat_[A-Za-
 // token-like words are masked, control characters escaped, and the text cut to ExcerptLen
 // characters.
 func Excerpt(s string) string {
-	s = RedactURLs(s)
+	s = redact.URLs(s)
 	s = tokenLike.ReplaceAllString(s, "***")
 	cut := false
 	if utf8.RuneCountInString(s) > ExcerptLen {
@@ -53,7 +45,7 @@ func Excerpt(s string) string {
 // ExcerptRaw is Excerpt for text already formatted by the caller (a Ruby inspect string):
 // the same masking and cut, without adding quotes.
 func ExcerptRaw(s string) string {
-	s = RedactURLs(s)
+	s = redact.URLs(s)
 	s = tokenLike.ReplaceAllString(s, "***")
 	if utf8.RuneCountInString(s) <= ExcerptLen*2 {
 		return s

@@ -11,6 +11,7 @@ import (
 	"github.com/entitlements-go/entitlements/calc"
 	"github.com/entitlements-go/entitlements/config"
 	"github.com/entitlements-go/entitlements/deploy"
+	"github.com/entitlements-go/entitlements/internal/termsafe"
 )
 
 // auditedApply applies a plan inside the auditors' lifecycle (spec semantics §13.8): every
@@ -37,9 +38,9 @@ func auditedApply(ctx context.Context, cfg *config.Config, res *calc.Result, pla
 	for i, a := range set {
 		switch n := len(recs[i].Commits); {
 		case n > 0:
-			fmt.Fprintf(stderr, "audit log: %s: %d commit(s) pushed (%s)\n", a.Description(), n, shortIDs(recs[i].Commits))
+			termsafe.Fprintf(stderr, "audit log: %s: %d commit(s) pushed (%s)\n", a.Description(), n, shortIDs(recs[i].Commits))
 		case err == nil:
-			fmt.Fprintf(stderr, "audit log: %s: nothing to commit (the log matched this run)\n", a.Description())
+			termsafe.Fprintf(stderr, "audit log: %s: nothing to commit (the log matched this run)\n", a.Description())
 		}
 	}
 	return rep, err

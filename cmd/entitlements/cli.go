@@ -8,6 +8,7 @@ import (
 	"runtime/debug"
 	"strings"
 
+	"github.com/entitlements-go/entitlements/internal/termsafe"
 	"github.com/entitlements-go/entitlements/validate"
 )
 
@@ -128,7 +129,8 @@ func versionFrom(bi *debug.BuildInfo) string {
 }
 
 // warningPrinter prints warnings the way compilers do (path:line: warning: message) and
-// counts them for --warnings-as-errors.
+// counts them for --warnings-as-errors. Paths and messages name files of the repository:
+// each is escaped on its own (termsafe), one warning is one line.
 type warningPrinter struct {
 	w     io.Writer
 	count int
@@ -138,10 +140,10 @@ func (p *warningPrinter) print(w validate.Warning) {
 	p.count++
 	switch {
 	case w.Path != "" && w.Line > 0:
-		fmt.Fprintf(p.w, "%s:%d: warning: %s\n", w.Path, w.Line, w.Msg)
+		termsafe.Fprintf(p.w, "%s:%d: warning: %s\n", w.Path, w.Line, w.Msg)
 	case w.Path != "":
-		fmt.Fprintf(p.w, "%s: warning: %s\n", w.Path, w.Msg)
+		termsafe.Fprintf(p.w, "%s: warning: %s\n", w.Path, w.Msg)
 	default:
-		fmt.Fprintf(p.w, "warning: %s\n", w.Msg)
+		termsafe.Fprintf(p.w, "warning: %s\n", w.Msg)
 	}
 }

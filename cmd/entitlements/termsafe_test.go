@@ -11,6 +11,7 @@ import (
 
 	"github.com/entitlements-go/entitlements/deploy"
 	"github.com/entitlements-go/entitlements/internal/termsafe"
+	"github.com/entitlements-go/entitlements/validate"
 )
 
 // rawControl returns the first rune of s that termsafe would escape (the newlines and tabs
@@ -128,5 +129,20 @@ func TestProgressEscapesNames(t *testing.T) {
 	}
 	if !strings.Contains(out, `read a\u202eb (x\x1b[2J)`) {
 		t.Errorf("escapes not shown: %q", out)
+	}
+}
+
+// A warning is one line: a file name or message holding a newline cannot print a line of
+// its own (issue 20 item 11, each value escaped).
+func TestWarningIsOneLine(t *testing.T) {
+	var b strings.Builder
+	p := &warningPrinter{w: termsafe.NewWriter(&b)}
+	evil := "groups/a\nplan: 0 to create\x1b]8;;https://evil.example/\x1b\\x\u202e.txt"
+	p.print(validate.Warning{Path: evil, Line: 3, Msg: evil})
+	p.print(validate.Warning{Path: evil, Msg: evil})
+	p.print(validate.Warning{Msg: evil})
+	out := b.String()
+	if n := strings.Count(out, "\n"); n != 3 || rawControl(out) != "" || !strings.Contains(out, `a\nplan: 0 to create\x1b]8;;`) {
+		t.Errorf("%d lines:\n%q", n, out)
 	}
 }

@@ -3,6 +3,9 @@
 // errors and its log records through the Set before they leave it: an API that echoes the
 // request (a misconfigured proxy, a hostile server, an error page quoting the headers) must
 // not put a token into a CI log.
+//
+// URLs masks what needs no registration: the user-info part of every URL in a text (a token
+// in an audit repo_url, a password in an ldap_uri, either echoed back by git or a server).
 package redact
 
 import (
@@ -11,6 +14,7 @@ import (
 	"fmt"
 	"log/slog"
 	"net/url"
+	"regexp"
 	"slices"
 	"strings"
 	"sync"
@@ -22,6 +26,30 @@ const Mask = "[REDACTED]"
 // MinLen is the shortest credential a Set searches for: shorter values would match ordinary
 // words of messages (and are no credentials worth the name).
 const MinLen = 6
+
+// credentialURL matches the user-info part of a URL ("https://user:secret@host"), up to
+// its last '@' before the path (a password may hold an unencoded '@').
+var credentialURL = regexp.MustCompile(`([A-Za-z][A-Za-z0-9+.-]*://)[^/\s]*@`)
+
+// URLs masks the user-info part (user name, password or token) of every URL in s:
+// `https://x-access-token:ghs_…@host/x` becomes `https://***@host/x`. Every message that
+// may show a URL from the config or from a program's output (git's) goes through it; a URL
+// without user-info, and an scp-like address (git@host:path), are left as they are.
+func URLs(s string) string { return credentialURL.ReplaceAllString(s, "${1}***@") }
+
+// ErrorURLs is URLs for an error: err unchanged when its text holds no URL user-info, else
+// an error whose text is masked and which unwraps to err (url.Parse's errors quote the URL
+// they refused whole).
+func ErrorURLs(err error) error {
+	if err == nil {
+		return nil
+	}
+	msg := err.Error()
+	if m := URLs(msg); m != msg {
+		return &masked{err: err, msg: m}
+	}
+	return err
+}
 
 // Set is the credentials of a registry. The zero value is empty and ready to use; a Set is
 // safe for concurrent use.

@@ -95,3 +95,37 @@ func TestHandler(t *testing.T) {
 		}
 	}
 }
+
+func TestURLs(t *testing.T) {
+	for in, want := range map[string]string{
+		"audit GitRepo https://x-access-token:ghs_abc@github.example/o/log.git setup failed": "audit GitRepo https://***@github.example/o/log.git setup failed",
+		"fatal: unable to access 'https://user:p@ss@host/x/': 403":                           "fatal: unable to access 'https://***@host/x/': 403",
+		"ssh://git@host:22/x.git and ldaps://cn=a:pw@ldap:636":                               "ssh://***@host:22/x.git and ldaps://***@ldap:636",
+		"https://host/path?q=1 a@b.example":                                                  "https://host/path?q=1 a@b.example",
+		"git@github.com:o/r.git /srv/log.git":                                                "git@github.com:o/r.git /srv/log.git",
+		"no url":                                                                             "no url",
+	} {
+		if got := URLs(in); got != want {
+			t.Errorf("URLs(%q) = %q, want %q", in, got, want)
+		}
+	}
+}
+
+func TestErrorURLs(t *testing.T) {
+	if ErrorURLs(nil) != nil {
+		t.Error("nil error not kept")
+	}
+	plain := errors.New("GET https://host/x: refused")
+	if ErrorURLs(plain) != plain {
+		t.Error("an error without user-info was replaced")
+	}
+	inner := &fs.PathError{Op: "open", Path: "https://u:tok3n-secret@host/x", Err: fs.ErrNotExist}
+	got := ErrorURLs(fmt.Errorf("addr: %w", inner))
+	if strings.Contains(got.Error(), "tok3n-secret") || !strings.Contains(got.Error(), "https://***@host/x") {
+		t.Errorf("ErrorURLs: %q", got)
+	}
+	var pe *fs.PathError
+	if !errors.As(got, &pe) || !errors.Is(got, fs.ErrNotExist) {
+		t.Errorf("ErrorURLs does not unwrap: %v", got)
+	}
+}

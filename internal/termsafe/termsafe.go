@@ -13,6 +13,7 @@ package termsafe
 import (
 	"fmt"
 	"io"
+	"strings"
 	"unicode/utf8"
 )
 
@@ -133,3 +134,80 @@ func (e *Writer) Write(p []byte) (int, error) {
 // Unwrap returns the underlying writer (the CLI's progress display draws on the terminal
 // itself, with its own escape sequences).
 func (e *Writer) Unwrap() io.Writer { return e.w }
+
+// Fprintf is fmt.Fprintf with every argument escaped on its own, as Escape does: strings,
+// errors, fmt.Stringers and string slices (which %v prints as [a b]). The format is the
+// caller's layout and its newlines pass; a value's newline, tab or carriage return does not,
+// so a member name or an error a server chose cannot start a line of its own that reads like
+// the renderer's (a forged "+ ADD"). An argument of a %q verb is left to Go's quoting, which
+// escapes it already; other arguments (numbers, durations) are printed as they are.
+func Fprintf(w io.Writer, format string, args ...any) (int, error) {
+	verbs := verbsOf(format)
+	safe := make([]any, len(args))
+	for i, a := range args {
+		if i < len(verbs) && verbs[i] == 'q' {
+			safe[i] = a
+			continue
+		}
+		safe[i] = escapeArg(a)
+	}
+	return fmt.Fprintf(w, format, safe...)
+}
+
+// Sprintf is Fprintf to a string.
+func Sprintf(format string, args ...any) string {
+	var b strings.Builder
+	Fprintf(&b, format, args...)
+	return b.String()
+}
+
+// escapeArg returns a with its text escaped, for the argument types that carry text.
+func escapeArg(a any) any {
+	switch v := a.(type) {
+	case string:
+		return Escape(v)
+	case error:
+		if v == nil {
+			return a
+		}
+		return Escape(v.Error())
+	case fmt.Stringer:
+		return Escape(v.String())
+	case []string:
+		out := make([]string, len(v))
+		for i, s := range v {
+			out[i] = Escape(s)
+		}
+		return out
+	}
+	return a
+}
+
+// verbsOf returns the verb of each argument a format consumes, in order ('*' for a width or
+// precision taken from an argument).
+func verbsOf(format string) []byte {
+	var out []byte
+	for i := 0; i < len(format); i++ {
+		if format[i] != '%' {
+			continue
+		}
+		for i++; i < len(format); i++ {
+			c := format[i]
+			if c == '*' {
+				out = append(out, '*')
+				continue
+			}
+			if c == '[' {
+				return nil // explicit argument indexes: no %q exemption, every argument escaped
+			}
+			if strings.IndexByte("+-# 0123456789.", c) >= 0 {
+				continue
+			}
+			if c != '%' {
+				out = append(out, c)
+			}
+			break
+		}
+	}
+	return out
+}

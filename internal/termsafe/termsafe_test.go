@@ -3,6 +3,7 @@ package termsafe
 import (
 	"bytes"
 	"encoding/json"
+	"errors"
 	"io"
 	"strings"
 	"testing"
@@ -116,3 +117,29 @@ func FuzzEscape(f *testing.F) {
 		assertSafe(t, strings.TrimSuffix(b.String(), "\n"), false)
 	})
 }
+
+// Fprintf escapes each value on its own: a value's newline cannot start a line, whatever the
+// verb, and %q is left to Go's quoting.
+func TestFprintf(t *testing.T) {
+	evil := "bob\n+ ADD cn=forged\t\x1b]8;;https://evil.example\x1b\\click\x1b]8;;\x1b\\\u009b31m\u202e"
+	for _, tc := range []struct {
+		format string
+		args   []any
+		want   string
+	}{
+		{"  + %s (%v)\n", []any{evil, errors.New(evil)},
+			`  + bob\n+ ADD cn=forged\t\x1b]8;;https://evil.example\x1b\click\x1b]8;;\x1b\\u009b31m\u202e (bob\n+ ADD cn=forged\t\x1b]8;;https://evil.example\x1b\click\x1b]8;;\x1b\\u009b31m\u202e)` + "\n"},
+		{"%q -> %s\n", []any{"a\nb", "a\nb"}, `"a\nb" -> a\nb` + "\n"},
+		{"%5.1f%% %d %v\n", []any{1.25, 7, []string{"x\ny", "z"}}, "  1.2% 7 [x\\ny z]\n"},
+		{"%[1]q %[1]s\n", []any{"a\nb"}, `"a\\nb" a\nb` + "\n"},
+		{"%s %v", []any{stringer("s\x1b"), error(nil)}, `s\x1b <nil>`},
+	} {
+		if got := Sprintf(tc.format, tc.args...); got != tc.want {
+			t.Errorf("Sprintf(%q) =\n%q, want\n%q", tc.format, got, tc.want)
+		}
+	}
+}
+
+type stringer string
+
+func (s stringer) String() string { return string(s) }

@@ -6,6 +6,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/entitlements-go/entitlements/providers"
 	"github.com/entitlements-go/entitlements/providers/aad/fakegraph"
 )
 
@@ -77,6 +78,10 @@ func TestOversizeGraphAnswerRefused(t *testing.T) {
 	_, tp, _ := e.plan(reg, false)
 	if tp.Err == nil || !errors.Is(tp.Err, ErrResponseTooLarge) || !strings.Contains(tp.Err.Error(), "is larger than 1048576 bytes (Options.MaxResponseSize)") {
 		t.Fatalf("plan error %v, want ErrResponseTooLarge", tp.Err)
+	}
+	var tl *providers.ResponseTooLargeError
+	if !errors.As(tp.Err, &tl) || tl.Limit != 1<<20 || tl.Service != "Graph" || !errors.Is(tp.Err, providers.ErrResponseTooLarge) {
+		t.Errorf("errors.As(%v) = %+v, want the providers.ResponseTooLargeError", tp.Err, tl)
 	}
 	if r := reg.Counters()["requests"]; r != 1 {
 		t.Errorf("%d requests: an oversize answer is not asked for again", r)

@@ -27,6 +27,7 @@ import (
 
 	"github.com/entitlements-go/entitlements/internal/capped"
 	"github.com/entitlements-go/entitlements/internal/redact"
+	"github.com/entitlements-go/entitlements/providers"
 )
 
 // counters are the Registry's request counters (atomic: batches run concurrently).
@@ -74,27 +75,18 @@ type cappingTransport struct {
 func (t cappingTransport) RoundTrip(req *http.Request) (*http.Response, error) {
 	resp, err := t.next.RoundTrip(req)
 	if err == nil && resp.Body != nil {
-		resp.Body = capped.Body(resp.Body, t.max, &ResponseTooLargeError{Method: req.Method, Path: req.URL.Path, Limit: t.max})
+		resp.Body = capped.Body(resp.Body, t.max, &ResponseTooLargeError{Service: "Graph", Method: req.Method, Path: req.URL.Path, Limit: t.max})
 	}
 	return resp, err
 }
 
 // ErrResponseTooLarge is wrapped by the error of a request whose answer is larger than
-// Options.MaxResponseSize.
-var ErrResponseTooLarge = errors.New("Graph's answer is too large")
+// Options.MaxResponseSize: the providers' one sentinel (providers.ErrResponseTooLarge).
+var ErrResponseTooLarge = providers.ErrResponseTooLarge
 
-// ResponseTooLargeError is an answer refused for its size; nothing past the limit is read.
-type ResponseTooLargeError struct {
-	Method, Path string
-	Limit        int64
-}
-
-func (e *ResponseTooLargeError) Error() string {
-	return fmt.Sprintf("the answer to %s %s is larger than %d bytes (Options.MaxResponseSize): refused", e.Method, e.Path, e.Limit)
-}
-
-// Is makes errors.Is(err, ErrResponseTooLarge) true.
-func (e *ResponseTooLargeError) Is(target error) bool { return target == ErrResponseTooLarge }
+// ResponseTooLargeError is an answer refused for its size: the providers' one type
+// (providers.ResponseTooLargeError), with Service "Graph".
+type ResponseTooLargeError = providers.ResponseTooLargeError
 
 // sentKey is the context key of a flag that the transport sets when a request reaches it:
 // from then on Graph may have received the request, whatever error follows.

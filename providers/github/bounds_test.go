@@ -9,6 +9,7 @@ import (
 	"sync/atomic"
 	"testing"
 
+	"github.com/entitlements-go/entitlements/providers"
 	"github.com/entitlements-go/entitlements/providers/github"
 	"github.com/entitlements-go/entitlements/providers/github/fakegithub"
 )
@@ -134,6 +135,11 @@ func TestOversizeAnswersRefused(t *testing.T) {
 			if tp.Err == nil || !errors.Is(tp.Err, github.ErrResponseTooLarge) ||
 				!strings.Contains(tp.Err.Error(), fmt.Sprintf("is larger than %d bytes (Options.MaxResponseSize)", 1<<20)) {
 				t.Fatalf("plan error %v, want ErrResponseTooLarge", tp.Err)
+			}
+			// The providers' one type: a caller handles every provider's refusal alike.
+			var tl *providers.ResponseTooLargeError
+			if !errors.As(tp.Err, &tl) || tl.Limit != 1<<20 || tl.Service != "GitHub" || tl.Path != tc.path {
+				t.Errorf("errors.As(%v) = %+v, want the providers.ResponseTooLargeError of %s", tp.Err, tl, tc.path)
 			}
 		})
 	}

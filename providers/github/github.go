@@ -464,7 +464,7 @@ func (r *Registry) hostFor(addr, graphqlURL string) (*host, error) {
 	default:
 		u, err := url.Parse(r.opt.BaseURL)
 		if err != nil {
-			return nil, fmt.Errorf("base URL %q: %w", r.opt.BaseURL, err)
+			return nil, redact.ErrorURLs(fmt.Errorf("base URL %q: %w", r.opt.BaseURL, err))
 		}
 		restBase = u
 		if graphqlURL == "" {
@@ -482,7 +482,7 @@ func (r *Registry) hostFor(addr, graphqlURL string) (*host, error) {
 	}
 	gu, err := url.Parse(graphqlURL)
 	if err != nil || gu.Host == "" {
-		return nil, fmt.Errorf("graphql_url %q is not an absolute URL", graphqlURL)
+		return nil, fmt.Errorf("graphql_url %q is not an absolute URL", redact.URLs(graphqlURL))
 	}
 	h := &host{reg: r, restBase: restBase, graphqlURL: graphqlURL, checkMeta: checkMeta,
 		reads:    make(chan struct{}, r.opt.ReadConcurrency),
@@ -506,10 +506,10 @@ func (r *Registry) hostFor(addr, graphqlURL string) (*host, error) {
 func apiRoot(addr string) (*url.URL, error) {
 	u, err := url.Parse(addr)
 	if err != nil {
-		return nil, fmt.Errorf("addr %q: %w", addr, err)
+		return nil, redact.ErrorURLs(fmt.Errorf("addr %q: %w", addr, err))
 	}
 	if (u.Scheme != "https" && u.Scheme != "http") || u.Host == "" {
-		return nil, fmt.Errorf("addr %q is not an http(s) URL of the GitHub API root (https://api.github.com, or https://HOST/api/v3 for GitHub Enterprise Server)", addr)
+		return nil, fmt.Errorf("addr %q is not an http(s) URL of the GitHub API root (https://api.github.com, or https://HOST/api/v3 for GitHub Enterprise Server)", redact.URLs(addr))
 	}
 	if !strings.HasSuffix(u.Path, "/") {
 		u.Path += "/"

@@ -17,6 +17,7 @@ import (
 	"time"
 
 	"github.com/entitlements-go/entitlements/internal/capped"
+	"github.com/entitlements-go/entitlements/providers"
 )
 
 // counters are kept per host and per target.
@@ -385,7 +386,7 @@ func (rt *roundTripper) RoundTrip(req *http.Request) (*http.Response, error) {
 		}
 		s.observe(resp, resource)
 		body := capped.Body(resp.Body, opt.MaxResponseSize,
-			&ResponseTooLargeError{Method: req.Method, Path: req.URL.Path, Limit: opt.MaxResponseSize})
+			&ResponseTooLargeError{Service: "GitHub", Method: req.Method, Path: req.URL.Path, Limit: opt.MaxResponseSize})
 		resp.Body = &cancelBody{ReadCloser: body, cancel: cancel}
 		return resp, nil
 	}
@@ -490,18 +491,9 @@ func (b *cancelBody) Close() error {
 const DefaultMaxResponseSize int64 = 32 << 20
 
 // ErrResponseTooLarge is wrapped by the error of a request whose answer is larger than
-// Options.MaxResponseSize.
-var ErrResponseTooLarge = errors.New("GitHub's answer is too large")
+// Options.MaxResponseSize: the providers' one sentinel (providers.ErrResponseTooLarge).
+var ErrResponseTooLarge = providers.ErrResponseTooLarge
 
-// ResponseTooLargeError is an answer refused for its size; nothing past the limit is read.
-type ResponseTooLargeError struct {
-	Method, Path string
-	Limit        int64
-}
-
-func (e *ResponseTooLargeError) Error() string {
-	return fmt.Sprintf("the answer to %s %s is larger than %d bytes (Options.MaxResponseSize): refused", e.Method, e.Path, e.Limit)
-}
-
-// Is makes errors.Is(err, ErrResponseTooLarge) true.
-func (e *ResponseTooLargeError) Is(target error) bool { return target == ErrResponseTooLarge }
+// ResponseTooLargeError is an answer refused for its size: the providers' one type
+// (providers.ResponseTooLargeError), with Service "GitHub".
+type ResponseTooLargeError = providers.ResponseTooLargeError

@@ -378,3 +378,17 @@ func TestOrgApplyRechecksSafety(t *testing.T) {
 		t.Errorf("wrote %v", st.Requests)
 	}
 }
+
+// Issue 20 item 8: an addr or base URL with credentials in it is shown without them, also
+// where url.Parse quotes it whole.
+func TestAPIRootMasksUserInfo(t *testing.T) {
+	for _, addr := range []string{
+		"https://x-access-token:ghs_secret0@ghe.example/api/%zz",
+		"ftp://x-access-token:ghs_secret0@ghe.example/api/v3",
+	} {
+		_, err := apiRoot(addr)
+		if err == nil || strings.Contains(err.Error(), "ghs_secret0") || !strings.Contains(err.Error(), "***@ghe.example") {
+			t.Errorf("apiRoot(%q): %v", addr, err)
+		}
+	}
+}

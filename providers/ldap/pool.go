@@ -17,7 +17,6 @@ import (
 
 	"github.com/entitlements-go/entitlements/internal/redact"
 	"github.com/entitlements-go/entitlements/internal/safefile"
-	"github.com/entitlements-go/entitlements/validate"
 	goldap "github.com/go-ldap/ldap/v3"
 )
 
@@ -81,7 +80,7 @@ type pool struct {
 	// secrets are the bind password and a password in ldap_uri, masked in every error the
 	// pool returns: a server may quote the bind request in its answer.
 	secrets redact.Set
-	// uri is cfg.URI as messages show it (validate.RedactURLs).
+	// uri is cfg.URI as messages show it (redact.URLs).
 	uri string
 
 	mu    sync.Mutex
@@ -105,7 +104,7 @@ func newPool(cfg connSettings, counters *poolCounters) (*pool, error) {
 	cfg = cfg.withDefaults()
 	u, err := url.Parse(cfg.URI)
 	if err != nil || (u.Scheme != "ldap" && u.Scheme != "ldaps") || u.Host == "" {
-		return nil, fmt.Errorf("invalid ldap_uri %q (expected ldap://host:port or ldaps://host:port)", validate.RedactURLs(cfg.URI))
+		return nil, fmt.Errorf("invalid ldap_uri %q (expected ldap://host:port or ldaps://host:port)", redact.URLs(cfg.URI))
 	}
 	tc := &tls.Config{ServerName: u.Hostname(), InsecureSkipVerify: cfg.InsecureSkipVerify, MinVersion: tls.VersionTLS12}
 	ca := cfg.CAFile
@@ -123,7 +122,7 @@ func newPool(cfg connSettings, counters *poolCounters) (*pool, error) {
 		}
 		tc.RootCAs = roots
 	}
-	p := &pool{cfg: cfg, tls: tc, counters: counters, freed: make(chan struct{}), uri: validate.RedactURLs(cfg.URI)}
+	p := &pool{cfg: cfg, tls: tc, counters: counters, freed: make(chan struct{}), uri: redact.URLs(cfg.URI)}
 	p.secrets.Add(cfg.Password)
 	if pw, ok := u.User.Password(); ok {
 		p.secrets.Add(pw)

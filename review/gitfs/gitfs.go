@@ -10,10 +10,11 @@
 // without us tracking them, and the module gains no dependency. Library users who have no
 // git at all diff two trees with calc.LoadFS and review.Compare directly.
 //
-// Every git command runs with a fixed configuration for what it prints and what it checks
-// (no system or global configuration files, and -c overrides for the repository's settings
-// that change paths, quoting, colours or which files count as changed, or that run commands:
-// see neutralConfig), so that a setting such as diff.relative or an assume-unchanged bit can
+// Every git command runs through internal/gitsafe, as the audit log's do: no system or global
+// configuration files, none of the caller's GIT_* variables, -c overrides for every setting
+// that runs a program, its own process group. On top of that, -c overrides fix the
+// repository's settings that change paths, quoting, colours or which files count as changed
+// (see neutralConfig), so that a setting such as diff.relative or an assume-unchanged bit can
 // never hide a change from a review.
 //
 // Symbolic links stored in a tree are followed as a checkout follows them, within the tree:
@@ -33,7 +34,6 @@ import (
 	"hash"
 	"io"
 	"io/fs"
-	"os"
 	"os/exec"
 	"path"
 	"path/filepath"
@@ -43,6 +43,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/entitlements-go/entitlements/internal/gitsafe"
 	"github.com/entitlements-go/entitlements/internal/safefile"
 	"github.com/entitlements-go/entitlements/internal/vfs"
 )
@@ -59,14 +60,14 @@ type Repo struct {
 	closed  bool
 	// resolved holds the commit ids Resolve returned, which resolve to themselves.
 	resolved map[string]string
-	// args and env start every git command (see command).
-	args, env []string
+	// args start every git command, after gitsafe's (see command).
+	args []string
 }
 
-// neutralConfig are -c overrides for every git command: the settings of the repository (or a
-// -c the caller's environment carries) that change the paths or the quoting git prints, which
-// files it reports as changed, or that make it run a command. System and global
-// configuration files are not read at all (see command).
+// neutralConfig are -c overrides for every git command, besides gitsafe's (which switch off
+// every setting that runs a program): the settings of the repository that change the paths or
+// the quoting git prints, or which files it reports as changed. System and global
+// configuration files are not read at all (gitsafe.Env).
 var neutralConfig = []string{
 	"diff.relative=false", // paths relative to the working directory, and only those below it
 	"diff.noprefix=false", // a/ b/ prefixes (not printed by --name-only, fixed all the same)
@@ -78,8 +79,6 @@ var neutralConfig = []string{
 	"core.checkStat=default", // "minimal" compares fewer fields and misses edits
 	"core.trustCtime=true",
 	"core.untrackedCache=false",
-	"core.fsmonitor=false", // runs a hook command, and makes git trust its answers
-	"core.hooksPath=/dev/null",
 	"core.splitIndex=false",
 	"color.ui=false",
 	"color.diff=false",
@@ -91,7 +90,7 @@ var neutralConfig = []string{
 // Open finds the repository that contains dir.
 func Open(ctx context.Context, dir string) (*Repo, error) {
 	r := &Repo{dir: dir}
-	r.args, r.env = neutral(ctx, dir)
+	r.args = neutral(ctx, dir)
 	out, err := r.git(ctx, "rev-parse", "--show-toplevel", "--show-prefix")
 	if err != nil {
 		return nil, fmt.Errorf("not inside a git work tree: %w", err)
@@ -124,12 +123,13 @@ func (r *Repo) Close() {
 	}
 }
 
-// neutral returns the arguments and the environment that every git command of a Repo starts
-// with: no system or global configuration, no -c from the caller's environment, the
-// overrides of neutralConfig. The user's safe.directory entries are the one setting carried
-// over (they are in the global or system configuration, and a repository owned by another
-// user, as in many CI containers, cannot be read without them).
-func neutral(ctx context.Context, dir string) (args, env []string) {
+// neutral returns the arguments that every git command of a Repo starts with, after
+// gitsafe's: the overrides of neutralConfig, and the user's safe.directory entries, the one
+// setting carried over from the global or system configuration (a repository owned by
+// another user, as in many CI containers, cannot be read without them). The look-up is
+// `git config`, which runs nothing whatever the repository's config says.
+func neutral(ctx context.Context, dir string) []string {
+	var args []string
 	for _, c := range neutralConfig {
 		args = append(args, "-c", c)
 	}
@@ -143,27 +143,13 @@ func neutral(ctx context.Context, dir string) (args, env []string) {
 			}
 		}
 	}
-	for _, kv := range os.Environ() {
-		k, _, _ := strings.Cut(kv, "=")
-		switch {
-		case k == "GIT_CONFIG_PARAMETERS", k == "GIT_CONFIG_COUNT", k == "GIT_CONFIG",
-			k == "GIT_CONFIG_SYSTEM", k == "GIT_CONFIG_GLOBAL", k == "GIT_CONFIG_NOSYSTEM",
-			k == "GIT_EXTERNAL_DIFF", k == "GIT_DIFF_OPTS",
-			strings.HasPrefix(k, "GIT_CONFIG_KEY_"), strings.HasPrefix(k, "GIT_CONFIG_VALUE_"):
-			continue
-		}
-		env = append(env, kv)
-	}
-	env = append(env, "GIT_CONFIG_NOSYSTEM=1", "GIT_CONFIG_GLOBAL="+os.DevNull)
-	return args, env
+	return args
 }
 
-// command is a git command in the repository with the neutral configuration.
+// command is a git command in the repository: gitsafe's (neutral environment, overrides of
+// every program setting, own process group) with the overrides of neutral.
 func (r *Repo) command(ctx context.Context, args ...string) *exec.Cmd {
-	cmd := exec.CommandContext(ctx, "git", append(slices.Clip(r.args), args...)...)
-	cmd.Dir = r.dir
-	cmd.Env = r.env
-	return cmd
+	return gitsafe.Command(ctx, "git", r.dir, append(slices.Clip(r.args), args...)...)
 }
 
 func (r *Repo) git(ctx context.Context, args ...string) ([]byte, error) {

@@ -9,6 +9,7 @@ import (
 	"path/filepath"
 	"slices"
 	"strconv"
+	"strings"
 	"testing"
 	"testing/fstest"
 
@@ -434,4 +435,68 @@ func TestMergeBase(t *testing.T) {
 	if _, err := r.MergeBase(ctx, "main", "lonely"); err == nil {
 		t.Error("unrelated histories have a merge base")
 	}
+}
+
+// Issue 20 items 9 and 16: every git command runs through internal/gitsafe, as the audit
+// log's do. The caller's GIT_* variables (a GIT_DIR pointing elsewhere, from a hook or a CI
+// step) do not choose the repository or its index, and the repository's settings that run
+// a program run nothing, whichever command diff uses.
+func TestGitRunsThroughGitsafe(t *testing.T) {
+	other, ogit := gitRepo(t)
+	write(t, other, "config/groups/a.txt", "username = other\n")
+	ogit("add", "-A")
+	ogit("commit", "-qm", "other")
+
+	dir, git := gitRepo(t)
+	write(t, dir, "config/groups/a.txt", "username = a\n")
+	git("add", "-A")
+	git("commit", "-qm", "one")
+	marker := filepath.Join(t.TempDir(), "ran")
+	run := "touch " + strconv.Quote(marker)
+	for _, kv := range [][2]string{
+		{"core.fsmonitor", run}, {"core.pager", run}, {"diff.external", run}, {"credential.helper", "!" + run},
+		{"core.sshCommand", run}, {"core.editor", run}, {"log.showSignature", "true"}, {"gpg.program", run},
+	} {
+		git("config", kv[0], kv[1])
+	}
+	write(t, dir, "config/groups/a.txt", "username = A\n")
+	t.Setenv("GIT_DIR", filepath.Join(other, ".git"))
+	t.Setenv("GIT_WORK_TREE", other)
+	t.Setenv("GIT_INDEX_FILE", filepath.Join(other, ".git", "index"))
+	t.Setenv("GIT_EXTERNAL_DIFF", run)
+
+	ctx := context.Background()
+	r, err := Open(ctx, filepath.Join(dir, "config"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer r.Close()
+	if got, _ := filepath.EvalSymlinks(r.Top()); got != mustEval(t, dir) {
+		t.Fatalf("Top %q, want %q (the caller's GIT_DIR chose the repository)", r.Top(), dir)
+	}
+	if rev, err := r.Revision(ctx); err != nil || !strings.HasSuffix(rev, "+dirty") {
+		t.Errorf("Revision %q, %v", rev, err)
+	}
+	if got, err := r.Changed(ctx, "HEAD", ""); err != nil || !slices.Equal(got, []string{"config/groups/a.txt"}) {
+		t.Errorf("Changed %q, %v", got, err)
+	}
+	tree, err := r.Tree(ctx, "HEAD")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if b, err := tree.ReadFile("config/groups/a.txt"); err != nil || string(b) != "username = a\n" {
+		t.Errorf("HEAD:a.txt = %q, %v", b, err)
+	}
+	if _, err := os.Stat(marker); err == nil {
+		t.Error("a program named by the repository's config ran")
+	}
+}
+
+func mustEval(t *testing.T, p string) string {
+	t.Helper()
+	r, err := filepath.EvalSymlinks(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return r
 }
