@@ -30,8 +30,6 @@ import (
 
 	"github.com/entitlements-go/entitlements/calc"
 	"github.com/entitlements-go/entitlements/internal/termsafe"
-	"github.com/entitlements-go/entitlements/providers/github"
-	ldapprov "github.com/entitlements-go/entitlements/providers/ldap"
 	"github.com/entitlements-go/entitlements/providers/ldap/ldapcalc"
 	"github.com/entitlements-go/entitlements/validate"
 )
@@ -137,10 +135,12 @@ type common struct {
 	allowOutside bool
 	// full ignores the predictive state (plan and apply).
 	full bool
+	// readsTargets is set by plan and apply against the real systems (not --state): only they
+	// load the predictive state.
+	readsTargets bool
 	// stopProfile flushes the CPU profile; commands defer c.stop().
 	stopProfile func()
-	ldap        *ldapprov.Registry
-	github      *github.Registry
+	backends    *backends.Set
 	aad         closer
 	logger      *slog.Logger
 	ext         cmdExt
@@ -161,11 +161,8 @@ func (c *common) stop() {
 			f.Close()
 		}
 	}
-	if c.ldap != nil {
-		c.ldap.Close()
-	}
-	if c.github != nil {
-		c.github.Close()
+	if c.backends != nil {
+		c.backends.Close()
 	}
 	if c.aad != nil {
 		c.aad.Close()
@@ -221,8 +218,10 @@ func (c *common) options(stderr io.Writer) (calc.Options, error) {
 	}
 	// LDAP people sources and ldap_group rules read the directory through the same
 	// connection pools that the LDAP provider uses for plan and apply.
-	c.ldap = ldapprov.NewRegistry(ldapprov.Options{Logger: c.logger})
-	return ldapcalc.Options(c.ldap, opt), nil
+	if err := c.openBackends(); err != nil {
+		return opt, err
+	}
+	return ldapcalc.Options(c.backends.LDAP(), opt), nil
 }
 
 func parseFlags(fs *flag.FlagSet, args []string, stderr io.Writer) bool {

@@ -9,16 +9,10 @@ import (
 	"log/slog"
 	"strings"
 
-	"github.com/entitlements-go/entitlements/guard"
-
-	"github.com/entitlements-go/entitlements/backend"
-	"github.com/entitlements-go/entitlements/backends"
-
-	"github.com/entitlements-go/entitlements/config"
 	"github.com/entitlements-go/entitlements/deploy"
-	"github.com/entitlements-go/entitlements/providers"
-	"github.com/entitlements-go/entitlements/providers/fake"
+	"github.com/entitlements-go/entitlements/guard"
 	"github.com/entitlements-go/entitlements/review"
+	"github.com/entitlements-go/entitlements/runner"
 )
 
 type planFlags struct {
@@ -81,6 +75,19 @@ func planOrApplyExt(ctx context.Context, mode string, args []string, stdout, std
 		fmt.Fprintf(stderr, "entitlements %s: %v\n", mode, err)
 		return exitError
 	}
+	// A run against a --state file is a simulation: it writes nothing but the in-memory
+	// copy of the file, never an audit log or a state directory, and says so first and last.
+	// The note goes where it cannot break a parseable document: stdout for text, stderr for
+	// json and markdown.
+	pf.readsTargets = pf.state == ""
+	if !pf.readsTargets {
+		note := stdout
+		if pf.format != "text" {
+			note = stderr
+		}
+		fmt.Fprintln(note, simulatedNote)
+		defer fmt.Fprintln(note, simulatedNote)
+	}
 	defer pf.stop()
 	prog := newProgress(stderr)
 	prog.begin("calculating")
@@ -97,25 +104,23 @@ func planOrApplyExt(ctx context.Context, mode string, args []string, stdout, std
 	g := guard.Guard{MaxRemovalShare: pf.maxShare, MinRemovals: guard.Default().MinRemovals,
 		MaxDeletedGroups: pf.maxDeleted, MaxGroupRemovalShare: pf.maxGroup, MaxTotalRemovalShare: pf.maxTotal,
 		MaxPeopleLossShare: pf.maxPeople}
-	opt := deploy.Options{Backends: reg, Guard: &g, Force: pf.force,
+	opt := runner.Options{Backends: reg, Simulated: !pf.readsTargets, Saved: saved, Guard: &g, Force: pf.force,
 		Logger: slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: slog.LevelInfo}))}
 	if prog != nil {
 		opt.Progress = prog.target
 	}
 	prog.begin("reading targets")
-	plan, err := deploy.Build(ctx, res, repo.Config(), opt)
+	plan, err := runner.Plan(ctx, repo, res, opt)
 	prog.end()
 	if err != nil {
-		fmt.Fprintf(stderr, "entitlements %s: %v\n", mode, err)
-		return exitError
-	}
-	if saved != nil {
-		if err := plan.Restrict(saved, deploy.InputsOf(repo)); err != nil {
+		if plan != nil && saved != nil {
 			// Not the plan that was reviewed: nothing of it is applied, and the auditors
 			// are never set up (they would record targets that were not applied).
 			fmt.Fprintf(stderr, "entitlements %s: %s: %v\n", mode, rf.planFile, err)
-			return exitError
+		} else {
+			fmt.Fprintf(stderr, "entitlements %s: %v\n", mode, err)
 		}
+		return exitError
 	}
 	if err := writePlan(stdout, pf.format, plan); err != nil {
 		fmt.Fprintf(stderr, "entitlements %s: writing output: %v\n", mode, err)
@@ -138,11 +143,12 @@ func planOrApplyExt(ctx context.Context, mode string, args []string, stdout, std
 	}
 	var auditErr error
 	if mode == "apply" {
-		var rep *deploy.Report
-		rep, auditErr = auditedApply(ctx, repo.Config(), res, plan, opt, opt.Logger, stderr)
-		if rep != nil {
-			review.WriteReport(stdout, rep)
-			failed = failed || rep.Err() != nil
+		var out *runner.Outcome
+		out, auditErr = runner.Apply(ctx, repo, res, plan, opt)
+		writeAuditRecords(stderr, out, auditErr)
+		if out.Report != nil {
+			review.WriteReport(stdout, out.Report)
+			failed = failed || out.Err() != nil
 		}
 	}
 	if failed || auditErr != nil {
@@ -163,18 +169,29 @@ func planOrApplyExt(ctx context.Context, mode string, args []string, stdout, std
 	return exitOK
 }
 
-// targetBackends is the registry of backends whose providers plan and apply. With a state
-// file every target type is served by one fake provider, so the bundled example plans with no
-// servers at all.
-func targetBackends(state string, c *common) (*backend.Registry, error) {
-	if state != "" {
-		fp, err := fake.LoadState(state)
-		if err != nil {
-			return nil, err
+// simulatedNote opens and closes the output of a run against a --state file.
+const simulatedNote = "simulated: nothing was written"
+
+// writeAuditRecords says what each auditor recorded; one that failed says nothing here (its
+// error does), and "nothing to commit" is said only of a run whose auditors all succeeded.
+func writeAuditRecords(w io.Writer, out *runner.Outcome, err error) {
+	for _, r := range out.Audit {
+		switch n := len(r.Commits); {
+		case n > 0:
+			fmt.Fprintf(w, "audit log: %s: %d commit(s) pushed (%s)\n", r.Auditor, n, shortIDs(r.Commits))
+		case err == nil:
+			fmt.Fprintf(w, "audit log: %s: nothing to commit (the log matched this run)\n", r.Auditor)
 		}
-		return backends.Spec().WithFactory(func(*config.OU) (providers.Provider, error) { return fp, nil }), nil
 	}
-	return realBackends(c)
+}
+
+// shortIDs abbreviates commit ids for a message.
+func shortIDs(ids []string) string {
+	out := make([]string, len(ids))
+	for i, id := range ids {
+		out[i] = id[:min(len(id), 12)]
+	}
+	return strings.Join(out, ", ")
 }
 
 // jsonFormatVersion is the version of the JSON documents the CLI prints (plan, explain). It
