@@ -477,7 +477,11 @@ func Apply(ctx context.Context, plan *Plan, opt ApplyOptions) (*Report, error) {
 			case o.Status == providers.Skipped:
 				level = slog.LevelWarn
 			}
-			opt.Logger.Log(ctx, level, "write", "ou", tp.OU, "change", o.Change.Describe(), "status", o.Status.String(), "err", o.Err)
+			attrs := []any{"ou", tp.OU, "change", o.Change.Describe(), "status", o.Status.String()}
+			if o.Err != nil {
+				attrs = append(attrs, "err", o.Err)
+			}
+			opt.Logger.Log(ctx, level, "write", attrs...)
 		}
 		tr.Outcomes = append(tr.Outcomes, outs...)
 		tr.ApplyTime = time.Since(start)

@@ -46,9 +46,9 @@ func TestTextRenderersEscapeTerminalControls(t *testing.T) {
 	for name, render := range map[string]func(*strings.Builder){
 		"diff": func(b *strings.Builder) { d.WriteText(b) },
 		"plan": func(b *strings.Builder) {
-			WritePlanText(b, p, PlanTextOptions{RefusalHint: func(error) string { return evil }})
+			WritePlanText(b, p, PlanTextOptions{Verbose: true, RefusalHint: func(error) string { return evil }})
 		},
-		"report": func(b *strings.Builder) { WriteReport(b, rep) },
+		"report": func(b *strings.Builder) { WriteReport(b, rep, ReportOptions{Verbose: true}) },
 	} {
 		var b strings.Builder
 		render(&b)

@@ -175,7 +175,7 @@ func (c *common) register(fs *flag.FlagSet) {
 	fs.StringVar(&c.ldapGroups, "ldap-groups", "", "YAML snapshot of LDAP groups for ldap_group rules and LDAP filters (offline)")
 	fs.BoolVar(&c.strict, "strict", false, "also validate files that nothing uses, and fail on usernames, managers and filter entries that name nobody")
 	fs.BoolVar(&c.ignoreExp, "ignore-expirations", false, "treat nothing as expired")
-	fs.BoolVar(&c.verbose, "v", false, "log debug output to stderr")
+	fs.BoolVar(&c.verbose, "v", false, "verbose: debug log and one line per write on stderr, timings and request counters in plan and apply output")
 	fs.StringVar(&c.cpuprofile, "cpuprofile", "", "write a CPU profile (pprof) of the run to this file")
 	fs.StringVar(&c.memprofile, "memprofile", "", "write an allocation profile (pprof: where the run allocated) to this file")
 	fs.BoolVar(&c.warnErrors, "warnings-as-errors", false, "exit 1 when loading produced any warning")

@@ -6,9 +6,9 @@ import (
 	"flag"
 	"fmt"
 	"io"
-	"log/slog"
 	"strings"
 
+	"github.com/entitlements-go/entitlements/audit"
 	"github.com/entitlements-go/entitlements/deploy"
 	"github.com/entitlements-go/entitlements/guard"
 	"github.com/entitlements-go/entitlements/review"
@@ -104,8 +104,13 @@ func planOrApplyExt(ctx context.Context, mode string, args []string, stdout, std
 	g := guard.Guard{MaxRemovalShare: pf.maxShare, MinRemovals: guard.Default().MinRemovals,
 		MaxDeletedGroups: pf.maxDeleted, MaxGroupRemovalShare: pf.maxGroup, MaxTotalRemovalShare: pf.maxTotal,
 		MaxPeopleLossShare: pf.maxPeople}
+	// One log line per write only with -v: the report says what was written, and every
+	// failure, once. The auditors' warnings are always shown.
 	opt := runner.Options{Backends: reg, Simulated: !pf.readsTargets, Saved: saved, Guard: &g, Force: pf.force,
-		Logger: slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: slog.LevelInfo}))}
+		Audit: audit.Options{Logger: pf.logger}}
+	if pf.verbose {
+		opt.Logger = pf.logger
+	}
 	if prog != nil {
 		opt.Progress = prog.target
 	}
@@ -122,7 +127,7 @@ func planOrApplyExt(ctx context.Context, mode string, args []string, stdout, std
 		}
 		return exitError
 	}
-	if err := writePlan(stdout, pf.format, plan); err != nil {
+	if err := writePlan(stdout, pf.format, plan, pf.verbose); err != nil {
 		fmt.Fprintf(stderr, "entitlements %s: writing output: %v\n", mode, err)
 		return exitError
 	}
@@ -147,15 +152,20 @@ func planOrApplyExt(ctx context.Context, mode string, args []string, stdout, std
 		out, auditErr = runner.Apply(ctx, repo, res, plan, opt)
 		writeAuditRecords(stderr, out, auditErr)
 		if out.Report != nil {
-			review.WriteReport(stdout, out.Report)
+			review.WriteReport(stdout, out.Report, review.ReportOptions{Plan: plan, Verbose: pf.verbose})
 			failed = failed || out.Err() != nil
 		}
 	}
 	if failed || auditErr != nil {
 		if err := plan.Err(); err != nil {
-			fmt.Fprintf(stderr, "entitlements %s: %v\n", mode, err)
-			if hint := guardHint(plan); hint != "" {
-				fmt.Fprintf(stderr, "entitlements %s: %s\n", mode, hint)
+			if pf.format == "text" {
+				// The plan on stdout says why, with the flag that lifts a refusal.
+				fmt.Fprintf(stderr, "entitlements %s: %s\n", mode, notWritten(plan))
+			} else {
+				fmt.Fprintf(stderr, "entitlements %s: %v\n", mode, err)
+				if hint := guardHint(plan); hint != "" {
+					fmt.Fprintf(stderr, "entitlements %s: %s\n", mode, hint)
+				}
 			}
 		}
 		if auditErr != nil {
@@ -167,6 +177,17 @@ func planOrApplyExt(ctx context.Context, mode string, args []string, stdout, std
 		return exitChanges
 	}
 	return exitOK
+}
+
+// notWritten names the targets of a plan that failed or were refused.
+func notWritten(plan *deploy.Plan) string {
+	var names []string
+	for _, t := range plan.Targets {
+		if t.Err != nil {
+			names = append(names, t.OU)
+		}
+	}
+	return fmt.Sprintf("%d target(s) failed or refused (see the plan), nothing written to them: %s", len(names), strings.Join(names, ", "))
 }
 
 // simulatedNote opens and closes the output of a run against a --state file.

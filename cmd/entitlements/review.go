@@ -91,15 +91,15 @@ func (rf *reviewFlags) writeSaved(ctx context.Context, plan *deploy.Plan, repo *
 	return f.Close()
 }
 
-// writePlan renders the plan in the chosen format.
-func writePlan(w io.Writer, format string, plan *deploy.Plan) error {
+// writePlan renders the plan in the chosen format; verbose adds timings and counters to text.
+func writePlan(w io.Writer, format string, plan *deploy.Plan, verbose bool) error {
 	switch format {
 	case "json":
 		return review.WritePlanJSON(w, plan)
 	case "markdown":
 		return review.WritePlanMarkdown(w, plan, review.MarkdownOptions{})
 	default:
-		review.WritePlanText(w, plan, review.PlanTextOptions{RefusalHint: overrideFlag})
+		review.WritePlanText(w, plan, review.PlanTextOptions{RefusalHint: overrideFlag, Verbose: verbose})
 	}
 	return nil
 }

@@ -256,12 +256,12 @@ func TestSavedPlan(t *testing.T) {
 			t.Fatal("the state file has no Dave to drift")
 		}
 		writeFile(t, drifted, edited)
-		code, stdout, stderr := runCLI(t, "apply", "--config", cfg, "--now", "2026-01-01", "--state", drifted, planFile)
+		code, stdout, stderr := runCLI(t, "apply", "--config", cfg, "--now", "2026-01-01", "--state", drifted, planFile, "-v")
 		if code != exitError {
 			t.Fatalf("exit %d, want %d\n%s\n%s", code, exitError, stdout, stderr)
 		}
-		mustContain(t, "stdout", stdout, "NOT APPLIED apps: refused: the current state of apps changed",
-			"since the plan was made; nothing was written to apps", "Apply: 1 change(s) applied")
+		mustContain(t, "stdout", stdout, "apps (ldap): ERROR: refused: the current state of apps changed",
+			"since the plan was made; nothing was written to apps", "Apply: 1 change(s) applied", "1 target(s) not applied: apps")
 		for _, l := range strings.Split(stderr, "\n") {
 			if strings.Contains(l, "msg=write") && strings.Contains(l, "ou=apps") {
 				t.Errorf("wrote to the drifted target: %s", l)
@@ -276,8 +276,8 @@ func TestSavedPlan(t *testing.T) {
 		if code != exitError {
 			t.Fatalf("exit %d\n%s\n%s", code, stdout, stderr)
 		}
-		mustContain(t, "stdout", stdout, "NOT APPLIED apps: refused: the config repo (group files or entitlements.yaml) changed since the plan was made",
-			"NOT APPLIED pizza_teams: refused", "Apply: 0 change(s) applied")
+		mustContain(t, "stdout", stdout, "apps (ldap): ERROR: refused: the config repo (group files or entitlements.yaml) changed since the plan was made",
+			"pizza_teams (ldap): ERROR: refused", "Apply: 0 change(s) applied, 0 skipped, 0 failed; 2 target(s) not applied: apps, pizza_teams")
 	})
 	t.Run("a bad plan file", func(t *testing.T) {
 		bad := filepath.Join(dir, "bad.json")
