@@ -61,7 +61,8 @@ commands:
   bench     generate a synthetic repo and time load, validate and calculate
   version   print the version of this binary (also --version)
 
-run "entitlements <command> -h" (or "entitlements help <command>") for the flags of a command
+run "entitlements <command> -h" (or "entitlements help <command>") for what a command does,
+its usage, flags and an example
 `
 
 // exit codes
@@ -88,6 +89,9 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	}
 	switch cmd {
 	case "version", "--version", "-version":
+		if !parseFlags(flag.NewFlagSet("version", flag.ContinueOnError), rest, stderr) {
+			return exitUsage
+		}
 		fmt.Fprintln(stdout, versionString())
 		return exitOK
 	case "graph":
@@ -170,14 +174,14 @@ func (c *common) stop() {
 }
 
 func (c *common) register(fs *flag.FlagSet) {
-	fs.StringVar(&c.config, "config", "", "path of the entitlements config file (entitlements.yaml)")
-	fs.StringVar(&c.now, "now", "", "today's date for expirations, YYYY-MM-DD (default: the current UTC date)")
-	fs.StringVar(&c.ldapGroups, "ldap-groups", "", "YAML snapshot of LDAP groups for ldap_group rules and LDAP filters (offline)")
+	fs.StringVar(&c.config, "config", "", "`PATH` of the entitlements config file (entitlements.yaml)")
+	fs.StringVar(&c.now, "now", "", "today's date for expirations, `YYYY-MM-DD` (default: the current UTC date)")
+	fs.StringVar(&c.ldapGroups, "ldap-groups", "", "YAML snapshot `FILE` of LDAP groups for ldap_group rules and LDAP filters (offline)")
 	fs.BoolVar(&c.strict, "strict", false, "also validate files that nothing uses, and fail on usernames, managers and filter entries that name nobody")
 	fs.BoolVar(&c.ignoreExp, "ignore-expirations", false, "treat nothing as expired")
 	fs.BoolVar(&c.verbose, "v", false, "verbose: debug log and one line per write on stderr, timings and request counters in plan and apply output")
-	fs.StringVar(&c.cpuprofile, "cpuprofile", "", "write a CPU profile (pprof) of the run to this file")
-	fs.StringVar(&c.memprofile, "memprofile", "", "write an allocation profile (pprof: where the run allocated) to this file")
+	fs.StringVar(&c.cpuprofile, "cpuprofile", "", "write a CPU profile (pprof) of the run to `FILE`")
+	fs.StringVar(&c.memprofile, "memprofile", "", "write an allocation profile (pprof: where the run allocated) to `FILE`")
 	fs.BoolVar(&c.warnErrors, "warnings-as-errors", false, "exit 1 when loading produced any warning")
 	fs.BoolVar(&c.allowOutside, "allow-symlinks-outside", false, "read group files, people data, manager map and config that are symlinks resolving outside the config tree (refused by default)")
 	fs.BoolVar(&c.allowEmptyPeople, "allow-empty-people", false, "accept a people source that yields no people (by default the run fails: every group would lose every member)")

@@ -31,7 +31,7 @@ func (p *planFlags) register(fs *flag.FlagSet) {
 	p.common.register(fs)
 	fs.StringVar(&p.format, "format", "text", "output format: text, json or markdown")
 	fs.BoolVar(&p.full, "full", false, "read every group from its provider, ignoring the predictive state of ENTITLEMENTS_PREDICTIVE_STATE_DIR")
-	fs.StringVar(&p.state, "state", "", "plan against an in-memory fake provider seeded from this state file (canonical calc JSON) instead of the real systems")
+	fs.StringVar(&p.state, "state", "", "simulate: plan and apply against an in-memory copy of the state `FILE` (canonical calc JSON) instead of the real systems; writes nothing, never audits")
 	fs.BoolVar(&p.force, "force", false, "disable the removal guard for this run")
 	g := guard.Default()
 	fs.Float64Var(&p.maxShare, "max-removal-share", g.MaxRemovalShare, "refuse a target plan removing more than this share of its memberships")

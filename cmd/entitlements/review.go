@@ -33,7 +33,7 @@ type reviewFlags struct {
 func (rf *reviewFlags) register(fs *flag.FlagSet, mode string) {
 	switch mode {
 	case "plan":
-		fs.StringVar(&rf.out, "out", "", "also write the plan to this file (versioned JSON) for `entitlements apply PLANFILE`")
+		fs.StringVar(&rf.out, "out", "", "also write the plan to `PLANFILE` (versioned JSON), for apply PLANFILE to write exactly what was reviewed")
 		fs.BoolVar(&rf.detailed, "detailed-exitcode", false, "exit 0 when there are no changes, 2 when there are, 1 on error")
 	case "apply":
 		fs.BoolVar(&rf.yes, "yes", false, "apply without asking for confirmation (for scripts and CI)")
@@ -41,9 +41,10 @@ func (rf *reviewFlags) register(fs *flag.FlagSet, mode string) {
 	}
 }
 
-// parseApplyArgs parses flags and, for apply, one positional PLANFILE (flags may follow it).
+// parse parses flags and, for apply, one positional PLANFILE (flags may follow it).
 func (rf *reviewFlags) parse(fs *flag.FlagSet, mode string, args []string, stderr io.Writer) bool {
 	fs.SetOutput(stderr)
+	fs.Usage = usageFor(fs)
 	if err := fs.Parse(args); err != nil {
 		return false
 	}
