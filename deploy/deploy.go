@@ -128,6 +128,18 @@ func (p *Plan) Covered() int {
 	return n
 }
 
+// Empty reports whether the plan has no change at all, in any target (a refused target's
+// changes count: they are wanted, only not made). A plan can be empty and still have an
+// error (a target that could not be read): check Err too.
+func (p *Plan) Empty() bool {
+	for _, t := range p.Targets {
+		if len(t.Changes) > 0 {
+			return false
+		}
+	}
+	return true
+}
+
 // FailedTargets counts the targets that cannot be applied (failed read, refused by the guard,
 // invalid desired state, no provider).
 func (p *Plan) FailedTargets() int {

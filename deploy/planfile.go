@@ -15,7 +15,8 @@ import (
 	"github.com/entitlements-go/entitlements/providers"
 )
 
-// FileVersion is the version of the saved-plan format that SavePlan writes and ReadPlan reads.
+// FileVersion is the version of the saved-plan format that SavedPlan.WriteTo writes and ReadPlan
+// reads.
 const FileVersion = 1
 
 // Inputs identify what a plan was calculated from. Apply of a saved plan refuses every
