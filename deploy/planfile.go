@@ -40,9 +40,13 @@ func InputsOf(repo *calc.Repo) Inputs {
 // --out, apply PLANFILE). It holds, per target, the fingerprint of the current state the
 // changes were computed from, and the changes themselves.
 type SavedPlan struct {
-	Version int           `json:"version"`
-	Inputs  Inputs        `json:"inputs"`
-	Targets []SavedTarget `json:"targets"`
+	Version int    `json:"version"`
+	Inputs  Inputs `json:"inputs"`
+	// Settings are the options of the program that made the plan, by name (the CLI records
+	// the flags that shape a plan: the config path, --now, the guard limits, ...), so that
+	// applying the file needs nothing else. This package neither sets nor reads them.
+	Settings map[string]string `json:"settings,omitempty"`
+	Targets  []SavedTarget     `json:"targets"`
 }
 
 // SavedTarget is one target of a saved plan.

@@ -77,7 +77,7 @@ func TestHelpLayout(t *testing.T) {
 			}
 		})
 	}
-	for cmd, want := range map[string]string{"apply": "[PLANFILE]", "bench": "  -e2e\n", "plan": "  -out PLANFILE\n"} {
+	for cmd, want := range map[string]string{"apply": " PLANFILE", "bench": "  -e2e\n", "plan": "  -out PLANFILE\n"} {
 		if _, out, _ := runCLI(t, cmd, "-h"); !strings.Contains(out, want) {
 			t.Errorf("%s -h lacks %q:\n%s", cmd, want, out)
 		}

@@ -7,6 +7,8 @@
 //	entitlements explain  --config PATH --group OU/CN --person UID [--now ...] [--format json]
 //	entitlements plan     --config PATH [--state FILE] [--format text|json|markdown] [--out PLANFILE] [--detailed-exitcode]
 //	entitlements apply    --config PATH [--state FILE] [--yes] [PLANFILE]
+//	entitlements apply    PLANFILE [--allow-partial]
+//	entitlements show     PLANFILE [--format text|json|markdown]
 //	entitlements diff     --config PATH --base REV|A...B [--head REV] [--merge-base] [--format text|json|markdown] [--detailed-exitcode]
 //	entitlements bench    --people N [--dir DIR]
 package main
@@ -56,6 +58,7 @@ commands:
   explain   explain why a person is (or is not) in a group
   plan      show the changes that would bring every target in step (writes nothing)
   apply     make those changes (asks first on a terminal; --yes, or a saved plan file)
+  show      print a saved plan file (text, json or markdown) and how it was made
   diff      who gains or loses which access between two git revisions, and why
   graph     print the dependency graph of groups (dot or mermaid)
   bench     generate a synthetic repo and time load, validate and calculate
@@ -110,6 +113,8 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		return cmdBench(ctx, rest, stdout, stderr)
 	case "diff":
 		return cmdDiff(ctx, rest, stdout, stderr)
+	case "show":
+		return cmdShow(ctx, rest, stdout, stderr)
 	case "help", "-h", "--help":
 		if len(rest) > 0 {
 			return run(ctx, []string{rest[0], "-h"}, stdout, stderr)

@@ -75,6 +75,18 @@ func planOrApplyExt(ctx context.Context, mode string, args []string, stdout, std
 		fmt.Fprintf(stderr, "entitlements %s: %v\n", mode, err)
 		return exitError
 	}
+	if saved != nil {
+		// The plan file says how it was made: apply runs the same way.
+		if err := useSettings(ctx, fs, rf.planFile, saved.Settings); err != nil {
+			for _, l := range strings.Split(err.Error(), "\n") {
+				fmt.Fprintf(stderr, "entitlements %s: %s\n", mode, l)
+			}
+			return exitUsage
+		}
+	}
+	if rf.out != "" {
+		pinNow(fs)
+	}
 	// A run against a --state file is a simulation: it writes nothing but the in-memory
 	// copy of the file, never an audit log or a state directory, and says so first and last.
 	// The note goes where it cannot break a parseable document: stdout for text, stderr for
@@ -106,8 +118,8 @@ func planOrApplyExt(ctx context.Context, mode string, args []string, stdout, std
 		MaxPeopleLossShare: pf.maxPeople}
 	// One log line per write only with -v: the report says what was written, and every
 	// failure, once. The auditors' warnings are always shown.
-	opt := runner.Options{Backends: reg, Simulated: !pf.readsTargets, Saved: saved, Guard: &g, Force: pf.force,
-		Audit: audit.Options{Logger: pf.logger}}
+	opt := runner.Options{Backends: reg, Simulated: !pf.readsTargets, Saved: saved, AllowPartial: rf.allowPartial,
+		Guard: &g, Force: pf.force, Audit: audit.Options{Logger: pf.logger}}
 	if pf.verbose {
 		opt.Logger = pf.logger
 	}
@@ -117,6 +129,13 @@ func planOrApplyExt(ctx context.Context, mode string, args []string, stdout, std
 	prog.begin("reading targets")
 	plan, err := runner.Plan(ctx, repo, res, opt)
 	prog.end()
+	if errors.Is(err, runner.ErrNotWhole) {
+		// Show why: the plan with every target's error.
+		writePlan(stdout, pf.format, plan, pf.verbose)
+		fmt.Fprintf(stderr, "entitlements %s: %s: nothing was applied: %v (--allow-partial applies the targets that still match)\n",
+			mode, rf.planFile, err)
+		return exitError
+	}
 	if err != nil {
 		if plan != nil && saved != nil {
 			// Not the plan that was reviewed: nothing of it is applied, and the auditors
@@ -134,7 +153,11 @@ func planOrApplyExt(ctx context.Context, mode string, args []string, stdout, std
 	if pf.format == "text" {
 		writePredictiveLine(stdout, &pf.common)
 	}
-	if err := rf.writeSaved(ctx, plan, repo); err != nil {
+	if rf.out != "" && plan.Err() != nil && !rf.allowPartial {
+		// Applied, such a file would write only part of what the config says.
+		fmt.Fprintf(stderr, "entitlements %s: plan file %s not written: %d target(s) failed or refused (--allow-partial writes it; applying it then writes the other targets only)\n",
+			mode, rf.out, plan.FailedTargets())
+	} else if err := rf.writeSaved(ctx, plan, repo, fs); err != nil {
 		fmt.Fprintf(stderr, "entitlements %s: writing plan file: %v\n", mode, err)
 		return exitError
 	}

@@ -24,10 +24,11 @@ const exitChanges = 2
 // reviewFlags are the flags of plan and apply that tie a review to a write: saved plans,
 // detailed exit codes and the confirmation.
 type reviewFlags struct {
-	out      string
-	detailed bool
-	yes      bool
-	planFile string // apply's positional PLANFILE
+	out          string
+	detailed     bool
+	yes          bool
+	allowPartial bool
+	planFile     string // apply's positional PLANFILE
 }
 
 func (rf *reviewFlags) register(fs *flag.FlagSet, mode string) {
@@ -35,9 +36,11 @@ func (rf *reviewFlags) register(fs *flag.FlagSet, mode string) {
 	case "plan":
 		fs.StringVar(&rf.out, "out", "", "also write the plan to `PLANFILE` (versioned JSON), for apply PLANFILE to write exactly what was reviewed")
 		fs.BoolVar(&rf.detailed, "detailed-exitcode", false, "exit 0 when there are no changes, 2 when there are, 1 on error")
+		fs.BoolVar(&rf.allowPartial, "allow-partial", false, "write --out even when a target failed or was refused (the file then applies the other targets only)")
 	case "apply":
 		fs.BoolVar(&rf.yes, "yes", false, "apply without asking for confirmation (for scripts and CI)")
 		fs.BoolVar(&rf.yes, "auto-approve", false, "alias of --yes")
+		fs.BoolVar(&rf.allowPartial, "allow-partial", false, "apply the targets of PLANFILE that still match it when others do not (default: all or nothing, every target checked before the first write)")
 	}
 }
 
@@ -74,10 +77,14 @@ func (rf *reviewFlags) readSaved() (*deploy.SavedPlan, error) {
 	return deploy.ReadPlan(bytes.NewReader(data))
 }
 
-// writeSaved writes plan's saved form to --out.
-func (rf *reviewFlags) writeSaved(ctx context.Context, plan *deploy.Plan, repo *calc.Repo) error {
+// writeSaved writes plan's saved form to --out, with the flags that shaped it.
+func (rf *reviewFlags) writeSaved(ctx context.Context, plan *deploy.Plan, repo *calc.Repo, fs *flag.FlagSet) error {
 	if rf.out == "" {
 		return nil
+	}
+	settings, err := planSettings(ctx, fs)
+	if err != nil {
+		return err
 	}
 	f, err := os.Create(rf.out)
 	if err != nil {
@@ -85,7 +92,9 @@ func (rf *reviewFlags) writeSaved(ctx context.Context, plan *deploy.Plan, repo *
 	}
 	in := deploy.InputsOf(repo)
 	in.Revision = configRevision(ctx, repo.Config().Dir)
-	if _, err := plan.Save(in).WriteTo(f); err != nil {
+	saved := plan.Save(in)
+	saved.Settings = settings
+	if _, err := saved.WriteTo(f); err != nil {
 		f.Close()
 		return err
 	}
