@@ -65,8 +65,10 @@ func resolvePath(root, rec string) string {
 	return filepath.Join(root, p)
 }
 
-// planSettings records the flags of a plan (plan --out): today's date is written as --now
-// when none was given, so that the plan applies the same expirations on another day.
+// planSettings records the flags of a plan (plan --out), every one of them, defaults
+// included: a later binary with other defaults applies the plan as it was made. Today's date
+// is written as --now when none was given (see pinNow), so that the plan applies the same
+// expirations on another day.
 func planSettings(ctx context.Context, fs *flag.FlagSet) (map[string]string, error) {
 	root, err := workRoot(ctx)
 	if err != nil {
@@ -84,9 +86,7 @@ func planSettings(ctx context.Context, fs *flag.FlagSet) (map[string]string, err
 				return nil, fmt.Errorf("--%s: %w", name, err)
 			}
 		}
-		if v != f.DefValue || pathFlags[name] && v != "" {
-			out[name] = v
-		}
+		out[name] = v
 	}
 	return out, nil
 }
@@ -143,10 +143,18 @@ func useSettings(ctx context.Context, fs *flag.FlagSet, planFile string, setting
 		}
 		if !same {
 			errs = append(errs, fmt.Errorf("--%s %s differs from the plan file's --%s %s (%s was made with it: give the same value, or leave the flag out)",
-				name, got, name, rec, planFile))
+				name, orNone(got), name, orNone(rec), planFile))
 		}
 	}
 	return errors.Join(errs...)
+}
+
+// orNone shows an empty flag value.
+func orNone(v string) string {
+	if v == "" {
+		return `""`
+	}
+	return v
 }
 
 // samePath reports whether two file names name the same file.
@@ -253,7 +261,7 @@ func cmdShow(_ context.Context, args []string, stdout, stderr io.Writer) int {
 		if len(saved.Settings) > 0 {
 			var flags []string
 			for _, name := range recordedFlags {
-				if v, ok := saved.Settings[name]; ok {
+				if v, ok := saved.Settings[name]; ok && v != "" {
 					flags = append(flags, "--"+name+" "+v)
 				}
 			}

@@ -58,8 +58,10 @@ func TestPlanFileSelfContained(t *testing.T) {
 			t.Errorf("--%s recorded as %q, want %q (settings %v)", name, st[name], want, st)
 		}
 	}
-	if _, ok := st["max-removal-share"]; ok {
-		t.Errorf("a default is recorded: %v", st)
+	for _, name := range recordedFlags {
+		if _, ok := st[name]; !ok {
+			t.Errorf("--%s is not recorded (a default too must be: another binary's may differ): %v", name, st)
+		}
 	}
 
 	t.Run("apply PLANFILE alone", func(t *testing.T) {
@@ -85,6 +87,8 @@ func TestPlanFileSelfContained(t *testing.T) {
 		{[]string{"--max-deleted-groups", "7"}, "--max-deleted-groups 7 differs from the plan file's --max-deleted-groups 5"},
 		{[]string{"--strict=false"}, "--strict false differs from the plan file's --strict true"},
 		{[]string{"--state", filepath.Join(t.TempDir(), "other.json")}, "other.json differs from the plan file's --state " + st["state"]},
+		{[]string{"--ldap-groups", "x.yaml"}, `--ldap-groups x.yaml differs from the plan file's --ldap-groups ""`},
+		{[]string{"--max-removal-share", "0.5"}, "--max-removal-share 0.5 differs from the plan file's --max-removal-share 0.25"},
 	} {
 		t.Run("differs: "+strings.Join(tc.args, " "), func(t *testing.T) {
 			code, stdout, stderr := runCLI(t, append(append([]string{"apply"}, tc.args...), planFile)...)
@@ -114,7 +118,8 @@ func TestPlanFileSelfContained(t *testing.T) {
 		}
 		head, body, _ := strings.Cut(stdout, "\napps (ldap)")
 		mustContain(t, "show", head, "Plan file "+planFile+" (version 1)\n", "Made from: ", "config digest ",
-			"Made with: --config "+st["config"]+" --now 2026-01-01 --state "+st["state"]+" --strict true --max-deleted-groups 5")
+			"Made with: --config "+st["config"]+" --now 2026-01-01 --state "+st["state"]+" --strict true",
+			" --max-removal-share 0.25 --max-deleted-groups 5 ")
 		if want := withoutNote(planOut); "apps (ldap)"+body != want {
 			t.Errorf("show prints the changes otherwise than plan did:\n%s\nwant:\n%s", "apps (ldap)"+body, want)
 		}
