@@ -3,7 +3,7 @@
 // log of entitlements-gitrepo-auditor-plugin), whose files also serve as the predictive state
 // of the next run (cache.LoadPredictive reads its nested tree directly).
 //
-// Lifecycle (spec semantics §13.8), driven by the caller:
+// Lifecycle, driven by the caller (as the reference's auditors):
 //
 //  1. Setup of every auditor, in order, before anything is written; the first failure
 //     aborts the run before any change is applied (Set.Setup).
@@ -79,8 +79,8 @@ type Run struct {
 	// Actions by normalised DN.
 	Actions map[string]*Action
 	// Confirmed holds the normalised DNs of groups whose existence a provider confirmed in this
-	// run (the read found them, or a create succeeded). Only those may get an empty file
-	// (spec providers §2.3 item 6).
+	// run (the read found them, or a create succeeded). Only those may get an empty file: an
+	// empty group that no provider saw might not exist.
 	Confirmed map[string]bool
 	// Unapplied holds the normalised DNs of groups with a change that is not an action
 	// (attributes or description only) and was not applied: their files are left as they

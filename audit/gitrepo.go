@@ -52,9 +52,9 @@ import (
 // second SSH and git implementation to trust and keep patched. It needs git (and ssh for SSH
 // remotes) on PATH; Setup says so clearly when they are missing.
 //
-// The checkout and what is pushed to the repo are written by others. git runs through
-// internal/gitsafe (no hook, fsmonitor, credential helper, pager or other program named
-// by a config; no system or user git config; no GIT_* variable of the caller), and a reused
+// The checkout and what is pushed to the repo are written by others. git runs hardened (no
+// hook, fsmonitor, credential helper, pager or other program named by a config; no system or
+// user git config; no GIT_* variable of the caller), and a reused
 // checkout whose .git/config sets what cannot be switched off that way (filter or diff
 // drivers, includes, url rewrites, upload-pack, core.worktree) is refused. Every file of the
 // tree is read and written inside the checkout (os.Root), never through a link: a tracked

@@ -18,11 +18,17 @@ func ExampleTTL() {
 		loads++
 		return fmt.Sprintf("value #%d", loads), nil
 	}
-	ctx := context.Background()
-	v1, _ := c.Get(ctx, "team", load)
-	v2, _ := c.Get(ctx, "team", load) // fresh: no load
+	get := func() string {
+		v, err := c.Get(context.Background(), "team", load)
+		if err != nil {
+			panic(err)
+		}
+		return v
+	}
+	v1 := get()
+	v2 := get() // fresh: no load
 	now = now.Add(2 * time.Minute)
-	v3, _ := c.Get(ctx, "team", load) // expired: loaded again
+	v3 := get() // expired: loaded again
 	fmt.Println(v1, v2, v3, loads)
 	// Output:
 	// value #1 value #1 value #2 2

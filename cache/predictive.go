@@ -46,7 +46,7 @@ type Predictive struct {
 // log repo is usable as it is. The directory is written by others: it is read as
 // StateFiles lists it (dot entries and README.md skipped; a symbolic link or any other
 // entry that is neither a file nor a directory is an error naming it), each file inside the
-// directory only and within safefile's size cap. A missing directory is an error: a typo
+// directory only and within the size cap of every input (64 MiB). A missing directory is an error: a typo
 // must not silently turn the cache off.
 func LoadPredictive(dir string) (*Predictive, error) {
 	root, err := os.OpenRoot(dir)

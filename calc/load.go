@@ -439,7 +439,7 @@ func (r *Repo) peopleRel(src *config.PeopleSource) string {
 }
 
 // peoplePath resolves a people file name: relative to the working directory, as in the
-// reference; when no such file exists there, relative to the config file's directory
+// reference; when no such file exists there, relative to the config file's directory
 // (an extension: it lets a repo run from anywhere and changes nothing for configs that work
 // today). Absolute paths are used as written.
 func (r *Repo) peoplePath(name string) string {

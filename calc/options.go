@@ -71,7 +71,7 @@ type Options struct {
 	// (see LoadFS). Default: the operating system.
 	FS fs.FS
 	// WorkDir is the working directory inside FS: people files are resolved against it, as
-	// the reference resolves them against the process's. Default: the root of FS.
+	// the reference resolves them against the process's. Default: the root of FS.
 	WorkDir string
 	// Incremental reuses the work of a Repo loaded from another version of the same
 	// repository (see Incremental). Default: none, everything is read and computed.
@@ -82,7 +82,7 @@ type Options struct {
 	// Logger receives debug output, and warnings when OnWarning is nil. Default: discard.
 	Logger *slog.Logger
 	// MaxFileSize caps the size of every file the run reads (config, group files, people data,
-	// manager map), in bytes. Default 0: safefile.DefaultMaxSize (64 MiB); negative: no cap.
+	// manager map), in bytes. Default 0: 64 MiB; negative: no cap.
 	// Only regular files are ever read: devices, FIFOs and sockets are refused.
 	MaxFileSize int64
 	// AllowSymlinksOutside lets the files of the repository be symlinks that resolve outside

@@ -102,7 +102,8 @@ type Config struct {
 	LDAPGroup Value
 	// MaxParallelism from the config (default 1; the Go engine uses it as a hint only).
 	MaxParallelism int
-	// IgnoreExpirations (accepted here as an extension, Q-09).
+	// IgnoreExpirations is the config's ignore_expirations (an extension of the reference's
+	// keys): nothing is treated as expired.
 	IgnoreExpirations bool
 	// Auditors are the `auditors:` entries (maps), in config order.
 	Auditors []Value

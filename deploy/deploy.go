@@ -132,6 +132,18 @@ func (p *Plan) Covered() int {
 	return n
 }
 
+// Empty reports whether the plan has no change at all, in any target (a refused target's
+// changes count: they are wanted, only not made). A plan can be empty and still have an
+// error (a target that could not be read): check Err too.
+func (p *Plan) Empty() bool {
+	for _, t := range p.Targets {
+		if len(t.Changes) > 0 {
+			return false
+		}
+	}
+	return true
+}
+
 // FailedTargets counts the targets that cannot be applied (failed read, refused by the guard,
 // invalid desired state, no provider).
 func (p *Plan) FailedTargets() int {
@@ -506,7 +518,11 @@ func Apply(ctx context.Context, plan *Plan, opt ApplyOptions) (*Report, error) {
 			case o.Status == providers.Skipped:
 				level = slog.LevelWarn
 			}
-			opt.Logger.Log(ctx, level, "write", "ou", tp.OU, "change", o.Change.Describe(), "status", o.Status.String(), "err", o.Err)
+			attrs := []any{"ou", tp.OU, "change", o.Change.Describe(), "status", o.Status.String()}
+			if o.Err != nil {
+				attrs = append(attrs, "err", o.Err)
+			}
+			opt.Logger.Log(ctx, level, "write", attrs...)
 		}
 		tr.Outcomes = append(tr.Outcomes, outs...)
 		tr.ApplyTime = time.Since(start)

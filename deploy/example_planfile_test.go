@@ -30,14 +30,22 @@ func ExampleSavedPlan() {
 	if err != nil {
 		panic(err)
 	}
-	res, _ := repo.Calculate(ctx)
+	res, err := repo.Calculate(ctx)
+	if err != nil {
+		panic(err)
+	}
 	fp := fake.New()
 	f := func(*config.OU) (providers.Provider, error) { return fp, nil }
 	opt := deploy.Options{Backends: backends.Spec().WithFactory(f, "ldap", "member_of")}
 
-	plan, _ := deploy.Build(ctx, res, repo.Config(), opt)
+	plan, err := deploy.Build(ctx, res, repo.Config(), opt)
+	if err != nil {
+		panic(err)
+	}
 	var file bytes.Buffer
-	plan.Save(deploy.InputsOf(repo)).WriteTo(&file) // entitlements plan --out PLANFILE
+	if _, err := plan.Save(deploy.InputsOf(repo)).WriteTo(&file); err != nil { // entitlements plan --out PLANFILE
+		panic(err)
+	}
 
 	// Later, someone adds carol to the sre team by hand.
 	fp.Seed("teams", &providers.Group{DN: "cn=sre,ou=Teams", Members: []string{"carol"}})
@@ -46,7 +54,10 @@ func ExampleSavedPlan() {
 	if err != nil {
 		panic(err)
 	}
-	fresh, _ := deploy.Build(ctx, res, repo.Config(), opt)
+	fresh, err := deploy.Build(ctx, res, repo.Config(), opt)
+	if err != nil {
+		panic(err)
+	}
 	if err := fresh.Restrict(saved, deploy.InputsOf(repo)); err != nil {
 		panic(err) // not the config's targets: nothing of it may be applied
 	}

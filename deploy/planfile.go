@@ -16,7 +16,8 @@ import (
 	"github.com/entitlements-go/entitlements/providers"
 )
 
-// FileVersion is the version of the saved-plan format that SavePlan writes and ReadPlan reads.
+// FileVersion is the version of the saved-plan format that SavedPlan.WriteTo writes and ReadPlan
+// reads.
 const FileVersion = 1
 
 // Inputs identify what a plan was calculated from. Apply of a saved plan refuses every
@@ -40,9 +41,13 @@ func InputsOf(repo *calc.Repo) Inputs {
 // --out, apply PLANFILE). It holds, per target, the fingerprint of the current state the
 // changes were computed from, and the changes themselves.
 type SavedPlan struct {
-	Version int           `json:"version"`
-	Inputs  Inputs        `json:"inputs"`
-	Targets []SavedTarget `json:"targets"`
+	Version int    `json:"version"`
+	Inputs  Inputs `json:"inputs"`
+	// Settings are the options of the program that made the plan, by name (the CLI records
+	// the flags that shape a plan: the config path, --now, the guard limits, ...), so that
+	// applying the file needs nothing else. This package neither sets nor reads them.
+	Settings map[string]string `json:"settings,omitempty"`
+	Targets  []SavedTarget     `json:"targets"`
 }
 
 // SavedTarget is one target of a saved plan.

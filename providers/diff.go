@@ -85,8 +85,8 @@ func memberDiff(desired, current []string) (add, remove []string) {
 	return sortedCopy(add), sortedCopy(remove)
 }
 
-// SameFold compares two value lists as case-insensitive multisets: order does not matter
-// . Providers use it where they compare lists themselves (predictive state).
+// SameFold compares two value lists as case-insensitive multisets: order does not matter, as
+// in the reference. Providers use it where they compare lists themselves (predictive state).
 func SameFold(a, b []string) bool {
 	if len(a) != len(b) {
 		return false

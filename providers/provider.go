@@ -46,7 +46,7 @@ type State struct {
 }
 
 // Key normalises a group DN for comparisons: DNs from config and from servers differ in case
-// and spacing, and comparing them raw would delete and recreate groups.
+// and spacing, and comparing them raw would delete and recreate groups.
 func Key(dn string) string { return normalizeDN(dn) }
 
 // Target is one OU key handled by one provider.

@@ -50,7 +50,9 @@ func Example() {
 	base := calculate(tree("username = alice\nusername = bob\n"))
 	head := calculate(tree("username = alice\nusername = carol\n"))
 	d := review.Compare(base, head, review.Options{})
-	d.WriteText(os.Stdout)
+	if err := d.WriteText(os.Stdout); err != nil {
+		panic(err)
+	}
 	// Output:
 	// ~ CHANGE teams/sre (groups/teams/sre.txt)
 	//     + carol  (username = carol (groups/teams/sre.txt:3))
@@ -67,15 +69,23 @@ func Example_incremental() {
 	if err != nil {
 		panic(err)
 	}
-	base, _ := baseRepo.Calculate(ctx)
+	base, err := baseRepo.Calculate(ctx)
+	if err != nil {
+		panic(err)
+	}
 	hopt := opt
 	hopt.Incremental = &calc.Incremental{Base: baseRepo, Changed: func(p string) bool { return p == "groups/teams/sre.txt" }}
 	headRepo, err := calc.LoadFS(ctx, tree("username = alice\nusername = bob\n"), "entitlements.yaml", hopt)
 	if err != nil {
 		panic(err)
 	}
-	head, _ := headRepo.Calculate(ctx)
-	review.Compare(base, head, review.Options{}).WriteMarkdown(os.Stdout, review.MarkdownOptions{Title: "Access changes"})
+	head, err := headRepo.Calculate(ctx)
+	if err != nil {
+		panic(err)
+	}
+	if err := review.Compare(base, head, review.Options{}).WriteMarkdown(os.Stdout, review.MarkdownOptions{Title: "Access changes"}); err != nil {
+		panic(err)
+	}
 	// Output:
 	// ### Access changes
 	//

@@ -2,6 +2,7 @@ package review
 
 import (
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"slices"
@@ -9,6 +10,7 @@ import (
 	"time"
 
 	"github.com/entitlements-go/entitlements/deploy"
+	"github.com/entitlements-go/entitlements/guard"
 	"github.com/entitlements-go/entitlements/internal/termsafe"
 	"github.com/entitlements-go/entitlements/providers"
 )
@@ -18,15 +20,19 @@ type PlanTextOptions struct {
 	// RefusalHint says how to override a target refused by the removal guard (a CLI names
 	// its flags). Default: nothing.
 	RefusalHint func(err error) string
+	// Verbose adds the read time and request counters of each target and the timings of the
+	// run to the totals line. Default: the changes and the totals only.
+	Verbose bool
 }
 
 // WritePlanText renders a plan for a terminal: per target its changes (members added and
-// removed, groups created and deleted, description and attribute changes), then the
-// read time and counters of each target and a totals line. Control and bidi characters of
+// removed, groups created and deleted, description and attribute changes) or why it has
+// none (an error, a refusal: said once), then a totals line. Control and bidi characters of
 // the data, newlines and tabs included, are shown as escapes, each value on its own
 // (termsafe), so that no value can start a line that reads like a change.
 func WritePlanText(w io.Writer, plan *deploy.Plan, opt PlanTextOptions) {
 	w = termsafe.NewWriter(w)
+	runWide := map[guard.Limit]string{} // run-wide limits already shown, with the first target
 	for _, t := range plan.Targets {
 		refused := deploy.Refused(t.Err)
 		if t.Err != nil && !refused {
@@ -37,9 +43,22 @@ func WritePlanText(w io.Writer, plan *deploy.Plan, opt PlanTextOptions) {
 			// The changes are shown so that the operator can judge the refusal.
 			hint := ""
 			if opt.RefusalHint != nil {
-				hint = opt.RefusalHint(t.Err)
+				if h := opt.RefusalHint(t.Err); h != "" {
+					hint = "; " + h
+				}
 			}
-			termsafe.Fprintf(w, "%s (%s): REFUSED: %v; %s\n", t.OU, t.Type, t.Err, hint)
+			// A run-wide limit refuses every target for one reason: it is said once.
+			var ge *guard.Error
+			if errors.As(t.Err, &ge) && (ge.Limit == guard.LimitTotal || ge.Limit == guard.LimitPeople) {
+				if first, ok := runWide[ge.Limit]; ok {
+					termsafe.Fprintf(w, "%s (%s): REFUSED: by the run-wide limit that refused %s\n", t.OU, t.Type, first)
+				} else {
+					runWide[ge.Limit] = t.OU
+					termsafe.Fprintf(w, "%s (%s): REFUSED: %v%s\n", t.OU, t.Type, t.Err, hint)
+				}
+			} else {
+				termsafe.Fprintf(w, "%s (%s): REFUSED: %v%s\n", t.OU, t.Type, t.Err, hint)
+			}
 			termsafe.Fprintf(w, "%s (%s): %d change(s) refused, not applied:\n", t.OU, t.Type, len(t.Changes))
 		} else if len(t.Changes) == 0 {
 			termsafe.Fprintf(w, "%s (%s): no changes\n", t.OU, t.Type)
@@ -86,29 +105,43 @@ func WritePlanText(w io.Writer, plan *deploy.Plan, opt PlanTextOptions) {
 			}
 		}
 	}
-	for _, t := range plan.Targets {
-		if len(t.Counters) > 0 {
-			termsafe.Fprintf(w, "%s: read in %s; %s\n", t.OU, t.ReadTime.Round(time.Millisecond), formatCounters(t.Counters))
+	if opt.Verbose {
+		for _, t := range plan.Targets {
+			if len(t.Counters) > 0 {
+				termsafe.Fprintf(w, "%s: read in %s; %s\n", t.OU, t.ReadTime.Round(time.Millisecond), formatCounters(t.Counters))
+			}
 		}
 	}
 	tot := plan.Totals()
-	var times []string
-	for _, t := range plan.Targets {
-		if t.Err == nil {
-			times = append(times, fmt.Sprintf("%s %s", t.OU, t.ReadTime.Round(time.Millisecond)))
+	// Kinds of change that most configs never have (people, containers) are named only when
+	// the plan has some.
+	line := fmt.Sprintf("Plan: %d to create, %d to update, %d to delete",
+		tot[providers.CreateGroup], tot[providers.UpdateGroup], tot[providers.DeleteGroup])
+	if n := tot[providers.UpdatePerson]; n > 0 {
+		line += fmt.Sprintf(", %d people", n)
+	}
+	if n := tot[providers.CreateContainer]; n > 0 {
+		line += fmt.Sprintf(", %d container(s)", n)
+	}
+	if n := plan.Covered(); n > 0 {
+		line += fmt.Sprintf(", %d covered by other targets' changes", n)
+	}
+	if n := plan.FailedTargets(); n > 0 {
+		line += fmt.Sprintf(" (%d target(s) failed or refused: nothing will be written to them)", n)
+	}
+	if opt.Verbose {
+		line += fmt.Sprintf("; calculation %s", plan.CalcTime.Round(time.Millisecond))
+		var times []string
+		for _, t := range plan.Targets {
+			if t.Err == nil {
+				times = append(times, fmt.Sprintf("%s %s", t.OU, t.ReadTime.Round(time.Millisecond)))
+			}
+		}
+		if len(times) > 0 {
+			line += "; read: " + strings.Join(times, ", ")
 		}
 	}
-	failed := ""
-	if n := plan.FailedTargets(); n > 0 {
-		failed = fmt.Sprintf(" (%d target(s) failed or refused: nothing will be written to them)", n)
-	}
-	covered := ""
-	if n := plan.Covered(); n > 0 {
-		covered = fmt.Sprintf(", %d covered by other targets' changes", n)
-	}
-	termsafe.Fprintf(w, "Plan: %d to create, %d to update, %d to delete, %d people, %d container(s)%s%s; calculation %s; read: %s\n",
-		tot[providers.CreateGroup], tot[providers.UpdateGroup], tot[providers.DeleteGroup], tot[providers.UpdatePerson],
-		tot[providers.CreateContainer], covered, failed, plan.CalcTime.Round(time.Millisecond), strings.Join(times, ", "))
+	termsafe.Fprintf(w, "%s\n", line)
 }
 
 // coveredNote says how many of a target's changes other targets' changes make entirely.
@@ -177,16 +210,35 @@ func WritePlanJSON(w io.Writer, plan *deploy.Plan) error {
 	return enc.Encode(out)
 }
 
+// ReportOptions tune WriteReport.
+type ReportOptions struct {
+	// Plan is the plan that was applied, when it was printed before the report: a target
+	// whose plan had an error is then only named in the totals line (its error was shown
+	// with the plan). Default: every target's error is printed.
+	Plan *deploy.Plan
+	// Verbose adds the apply time and request counters of each target.
+	Verbose bool
+}
+
 // WriteReport renders the outcome of deploy.Apply: every failed or skipped change and
 // target, then a totals line. Control and bidi characters, newlines and tabs included, are
 // shown as escapes, each value on its own (termsafe).
-func WriteReport(w io.Writer, rep *deploy.Report) {
+func WriteReport(w io.Writer, rep *deploy.Report, opt ReportOptions) {
 	w = termsafe.NewWriter(w)
-	applied, covered, failed, skipped, targets := 0, 0, 0, 0, 0
+	shown := map[string]bool{} // targets whose error the printed plan showed
+	if opt.Plan != nil {
+		for _, t := range opt.Plan.Targets {
+			shown[t.OU] = t.Err != nil
+		}
+	}
+	applied, covered, failed, skipped := 0, 0, 0, 0
+	var notApplied []string
 	for _, t := range rep.Targets {
 		if t.Err != nil {
-			targets++
-			termsafe.Fprintf(w, "NOT APPLIED %s: %v\n", t.OU, t.Err)
+			notApplied = append(notApplied, t.OU)
+			if !shown[t.OU] {
+				termsafe.Fprintf(w, "NOT APPLIED %s: %v\n", t.OU, t.Err)
+			}
 		}
 		for _, o := range t.Outcomes {
 			switch {
@@ -202,7 +254,7 @@ func WriteReport(w io.Writer, rep *deploy.Report) {
 				termsafe.Fprintf(w, "FAILED (%s) %s: %s: %v\n", o.Status, t.OU, o.Change, o.Err)
 			}
 		}
-		if len(t.Counters) > 0 {
+		if opt.Verbose && len(t.Counters) > 0 {
 			termsafe.Fprintf(w, "%s: applied in %s; %s\n", t.OU, t.ApplyTime.Round(time.Millisecond), formatCounters(t.Counters))
 		}
 	}
@@ -210,7 +262,12 @@ func WriteReport(w io.Writer, rep *deploy.Report) {
 	if covered > 0 {
 		note = fmt.Sprintf(", %d covered by other targets' changes", covered)
 	}
-	termsafe.Fprintf(w, "Apply: %d change(s) applied%s, %d skipped, %d failed; %d target(s) not applied\n", applied, note, skipped, failed, targets)
+	names := ""
+	if len(notApplied) > 0 {
+		names = ": " + strings.Join(notApplied, ", ")
+	}
+	termsafe.Fprintf(w, "Apply: %d change(s) applied%s, %d skipped, %d failed; %d target(s) not applied%s\n",
+		applied, note, skipped, failed, len(notApplied), names)
 }
 
 // formatCounters renders provider counters as sorted key=value pairs.

@@ -34,7 +34,7 @@ func TestPlanShowsCoveredRemovals(t *testing.T) {
 		"github (github_team): 2 change(s), 1 covered by other targets' changes (nothing sent)",
 		"~ CHANGE cn=eng,ou=teams (covered: made by changes of other targets, nothing sent)\n    .  - erin (covered by github-org)\n",
 		"~ CHANGE cn=web,ou=teams\n    .  + carol\n    .  - erin (covered by github-org)\n",
-		"Plan: 0 to create, 2 to update, 0 to delete, 0 people, 0 container(s), 1 covered by other targets' changes;",
+		"Plan: 0 to create, 2 to update, 0 to delete, 1 covered by other targets' changes\n",
 	} {
 		if !strings.Contains(text.String(), want) {
 			t.Errorf("text plan lacks %q:\n%s", want, text.String())
@@ -62,7 +62,7 @@ func TestPlanShowsCoveredRemovals(t *testing.T) {
 	}
 	var rep bytes.Buffer
 	review.WriteReport(&rep, &deploy.Report{Targets: []*deploy.TargetReport{{OU: "github", Outcomes: []providers.Outcome{
-		{Change: eng, Status: providers.Covered}, {Change: plan.Targets[1].Changes[1], Status: providers.Applied}}}}})
+		{Change: eng, Status: providers.Covered}, {Change: plan.Targets[1].Changes[1], Status: providers.Applied}}}}}, review.ReportOptions{})
 	if want := "Apply: 1 change(s) applied, 1 covered by other targets' changes, 0 skipped, 0 failed"; !strings.Contains(rep.String(), want) {
 		t.Errorf("report %q lacks %q", rep.String(), want)
 	}

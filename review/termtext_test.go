@@ -47,9 +47,9 @@ func TestTextRenderersEscapeTerminalControls(t *testing.T) {
 	for name, render := range map[string]func(*strings.Builder){
 		"diff": func(b *strings.Builder) { d.WriteText(b) },
 		"plan": func(b *strings.Builder) {
-			WritePlanText(b, p, PlanTextOptions{RefusalHint: func(error) string { return evil }})
+			WritePlanText(b, p, PlanTextOptions{Verbose: true, RefusalHint: func(error) string { return evil }})
 		},
-		"report": func(b *strings.Builder) { WriteReport(b, rep) },
+		"report": func(b *strings.Builder) { WriteReport(b, rep, ReportOptions{Verbose: true}) },
 	} {
 		var b strings.Builder
 		render(&b)
@@ -140,7 +140,7 @@ func TestTextRenderersEscapeEachValue(t *testing.T) {
 		WritePlanText(&b, p, PlanTextOptions{RefusalHint: func(error) string { return v(930) }})
 		out["plan"] = b.String()
 		b.Reset()
-		WriteReport(&b, rep)
+		WriteReport(&b, rep, ReportOptions{})
 		out["report"] = b.String()
 		return out
 	}

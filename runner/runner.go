@@ -21,6 +21,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"strings"
 
 	"github.com/entitlements-go/entitlements/audit"
 	"github.com/entitlements-go/entitlements/backend"
@@ -39,6 +40,10 @@ type Options struct {
 	// Saved is a reviewed plan (plan --out): Plan holds the fresh plan to it, so that Apply
 	// writes exactly what was reviewed or refuses. Default: none.
 	Saved *deploy.SavedPlan
+	// AllowPartial applies the targets of Saved that still match it when others do not.
+	// Default false: a saved plan is applied whole or not at all (every target's state is
+	// checked against the plan before the first write; see ErrNotWhole).
+	AllowPartial bool
 	// Guard is the removal guard. Default guard.Default(); Force switches it off.
 	Guard *guard.Guard
 	Force bool
@@ -52,6 +57,10 @@ type Options struct {
 	Audit audit.Options
 }
 
+// ErrNotWhole is wrapped by the error of Plan, and by the error of every target that was
+// not refused itself, when a saved plan cannot be applied whole (Options.AllowPartial).
+var ErrNotWhole = errors.New("a saved plan is applied whole or not at all")
+
 // ErrNoBackends is returned when Options.Backends is nil.
 var ErrNoBackends = errors.New("runner: Options.Backends is required")
 
@@ -63,7 +72,9 @@ func (o Options) deploy() deploy.Options {
 // Plan reads every target of the calculated repo and computes its changes; with
 // Options.Saved, it holds them to the saved plan (targets whose state or changes moved since
 // are refused, and a plan file whose targets are not the config's refuses the whole run with
-// a *deploy.TargetsError). Plan writes nothing.
+// a *deploy.TargetsError). Unless Options.AllowPartial, a saved plan of which a target is
+// refused or fails is not applied at all: every other target gets an error wrapping
+// ErrNotWhole, and so does the returned error. Plan writes nothing.
 func Plan(ctx context.Context, repo *calc.Repo, res *calc.Result, opt Options) (*deploy.Plan, error) {
 	if opt.Backends == nil {
 		return nil, ErrNoBackends
@@ -76,8 +87,33 @@ func Plan(ctx context.Context, repo *calc.Repo, res *calc.Result, opt Options) (
 		if err := plan.Restrict(opt.Saved, deploy.InputsOf(repo)); err != nil {
 			return plan, err
 		}
+		if !opt.AllowPartial {
+			if err := wholeOrNothing(plan); err != nil {
+				return plan, err
+			}
+		}
 	}
 	return plan, nil
+}
+
+// wholeOrNothing gives every target of plan an error when one has an error.
+func wholeOrNothing(plan *deploy.Plan) error {
+	var failed []string
+	for _, t := range plan.Targets {
+		if t.Err != nil {
+			failed = append(failed, t.OU)
+		}
+	}
+	if len(failed) == 0 {
+		return nil
+	}
+	names := strings.Join(failed, ", ")
+	for _, t := range plan.Targets {
+		if t.Err == nil {
+			t.Err = fmt.Errorf("not applied: %w, and %s cannot be", ErrNotWhole, names)
+		}
+	}
+	return fmt.Errorf("%w: %s cannot be applied, so nothing of the plan is", ErrNotWhole, names)
 }
 
 // Outcome is what Apply did.

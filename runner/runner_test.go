@@ -193,3 +193,33 @@ func TestPlanNeedsBackends(t *testing.T) {
 		t.Errorf("error %v, want ErrNoBackends", err)
 	}
 }
+
+// A saved plan is applied whole or not at all: when one target drifted, Plan refuses the
+// others too (ErrNotWhole) before anything is written; AllowPartial applies those that match.
+func TestSavedPlanAllOrNothing(t *testing.T) {
+	for _, partial := range []bool{false, true} {
+		f := newFixture(t, "")
+		plan, err := runner.Plan(t.Context(), f.repo, f.res, f.opt)
+		if err != nil {
+			t.Fatal(err)
+		}
+		f.opt.Saved = plan.Save(deploy.InputsOf(f.repo))
+		f.opt.AllowPartial = partial
+		// Someone creates the team by hand since the plan was made.
+		f.fp.Seed("teams", &providers.Group{DN: "cn=sre,ou=Teams", Members: []string{"carol"}})
+		fresh, err := runner.Plan(t.Context(), f.repo, f.res, f.opt)
+		if got := errors.Is(err, runner.ErrNotWhole); got == partial {
+			t.Fatalf("partial %v: error %v", partial, err)
+		}
+		for _, tp := range fresh.Targets {
+			drifted := errors.Is(tp.Err, deploy.ErrDrift)
+			notWhole := errors.Is(tp.Err, runner.ErrNotWhole)
+			switch {
+			case tp.OU == "teams" && !drifted:
+				t.Errorf("partial %v: teams: error %v, want drift", partial, tp.Err)
+			case tp.OU == "apps" && notWhole == partial:
+				t.Errorf("partial %v: apps: error %v", partial, tp.Err)
+			}
+		}
+	}
+}

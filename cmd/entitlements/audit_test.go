@@ -1,12 +1,121 @@
 package main
 
 import (
+	"bytes"
+	"context"
+	"encoding/json"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/entitlements-go/entitlements/config"
+	"github.com/entitlements-go/entitlements/providers"
+	"github.com/entitlements-go/entitlements/providers/fake"
 )
+
+// realTargets is an in-memory provider seeded from the example's state, standing in for the
+// real systems: a run through it is not simulated, so it sets up and commits the auditors.
+func realTargets(t *testing.T) *fake.Provider {
+	t.Helper()
+	fp, err := fake.LoadState("../../examples/state.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	return fp
+}
+
+// runReal runs plan or apply the way a run against the real systems goes (audited, never
+// simulated), with fp as every target's provider.
+func runReal(t *testing.T, fp *fake.Provider, args ...string) (code int, stdout, stderr string) {
+	t.Helper()
+	var out, errb bytes.Buffer
+	ext := &cmdExt{providers: func(*config.OU) (providers.Provider, error) { return fp, nil }}
+	code = planOrApplyExt(context.Background(), args[0], args[1:], &out, &errb, ext)
+	return code, out.String(), errb.String()
+}
+
+// bareRemote is a new local bare repository for the audit log.
+func bareRemote(t *testing.T) string {
+	t.Helper()
+	remote := filepath.Join(t.TempDir(), "log.git")
+	if out, err := exec.Command("git", "init", "--quiet", "--bare", remote).CombinedOutput(); err != nil {
+		t.Skipf("git init: %v %s", err, out)
+	}
+	return remote
+}
+
+// refs lists the refs of a bare repository (none before the first push).
+func refs(t *testing.T, remote string) string {
+	t.Helper()
+	out, err := exec.Command("git", "--git-dir", remote, "for-each-ref").Output()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return strings.TrimSpace(string(out))
+}
+
+// A run against --state is a simulation (issue 22.1): it never runs the auditors (their log
+// is the predictive state of the next real run, which would trust groups nobody wrote),
+// never writes the state file or the audit checkout, and says so first and last: on stdout
+// for text, on stderr for json and markdown (stdout stays one parseable document).
+func TestCLISimulatedRunNeverAudits(t *testing.T) {
+	remote := bareRemote(t)
+	cfg, checkout := auditRepo(t, remote)
+	state := filepath.Join(t.TempDir(), "s.json")
+	orig, err := os.ReadFile("../../examples/state.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(state, orig, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		name   string
+		args   []string
+		onErr  bool // the note is on stderr
+		isJSON bool
+	}{
+		{"apply text", []string{"apply", "--config", cfg, "--now", "2026-01-01", "--state", state, "--yes"}, false, false},
+		{"plan text", []string{"plan", "--config", cfg, "--now", "2026-01-01", "--state", state}, false, false},
+		{"plan json", []string{"plan", "--config", cfg, "--now", "2026-01-01", "--state", state, "--format", "json"}, true, true},
+		{"apply markdown", []string{"apply", "--config", cfg, "--now", "2026-01-01", "--state", state, "--yes", "--format", "markdown"}, true, false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			code, stdout, stderr := runCLI(t, tc.args...)
+			if code != exitOK {
+				t.Fatalf("exit %d\n%s\n%s", code, stdout, stderr)
+			}
+			noted, other := stdout, stderr
+			if tc.onErr {
+				noted, other = stderr, stdout
+			}
+			lines := strings.Split(strings.TrimSuffix(noted, "\n"), "\n")
+			if lines[0] != simulatedNote || lines[len(lines)-1] != simulatedNote || len(lines) < 2 {
+				t.Errorf("%q is not the first and last line of:\n%s", simulatedNote, noted)
+			}
+			if strings.Contains(other, simulatedNote) {
+				t.Errorf("the note is also in:\n%s", other)
+			}
+			if tc.isJSON && !json.Valid([]byte(stdout)) {
+				t.Errorf("stdout is not one JSON document:\n%s", stdout)
+			}
+			if strings.Contains(stderr, "audit log:") {
+				t.Errorf("a simulated run reports an audit:\n%s", stderr)
+			}
+			if got := refs(t, remote); got != "" {
+				t.Errorf("the audit remote has new refs:\n%s", got)
+			}
+			if _, err := os.Stat(checkout); !os.IsNotExist(err) {
+				t.Errorf("the audit checkout was written: %v", err)
+			}
+			if b, _ := os.ReadFile(state); !bytes.Equal(b, orig) {
+				t.Error("the state file was written")
+			}
+		})
+	}
+}
 
 // auditRepo copies the example config and adds a GitRepo auditor whose remote is a new local
 // bare repository.
@@ -31,21 +140,18 @@ func auditRepo(t *testing.T, remote string) (cfg, checkout string) {
 }
 
 func TestCLIApplyWritesAuditLog(t *testing.T) {
-	remote := filepath.Join(t.TempDir(), "log.git")
-	if out, err := exec.Command("git", "init", "--quiet", "--bare", remote).CombinedOutput(); err != nil {
-		t.Skipf("git init: %v %s", err, out)
-	}
+	remote := bareRemote(t)
 	cfg, checkout := auditRepo(t, remote)
-	state := "../../examples/state.json"
+	fp := realTargets(t)
 
-	code, stdout, stderr := runCLI(t, "plan", "--config", cfg, "--now", "2026-01-01", "--state", state)
+	code, stdout, stderr := runReal(t, fp, "plan", "--config", cfg, "--now", "2026-01-01")
 	if code != exitOK {
 		t.Fatalf("plan: %d\n%s\n%s", code, stdout, stderr)
 	}
 	if _, err := os.Stat(checkout); err == nil {
 		t.Fatal("plan touched the audit repository")
 	}
-	code, stdout, stderr = runCLI(t, "apply", "--config", cfg, "--now", "2026-01-01", "--state", state, "--yes", "--warnings-as-errors")
+	code, stdout, stderr = runReal(t, fp, "apply", "--config", cfg, "--now", "2026-01-01", "--yes", "--warnings-as-errors")
 	if code != exitOK {
 		t.Fatalf("apply: %d\n%s\n%s", code, stdout, stderr)
 	}
@@ -72,7 +178,7 @@ func TestCLIApplyWritesAuditLog(t *testing.T) {
 
 func TestCLIApplyAuditSetupFailureAppliesNothing(t *testing.T) {
 	cfg, _ := auditRepo(t, filepath.Join(t.TempDir(), "missing.git"))
-	code, stdout, stderr := runCLI(t, "apply", "--config", cfg, "--now", "2026-01-01", "--state", "../../examples/state.json", "--yes")
+	code, stdout, stderr := runReal(t, realTargets(t), "apply", "--config", cfg, "--now", "2026-01-01", "--yes")
 	if code != exitError || !strings.Contains(stderr, "nothing was applied") {
 		t.Fatalf("exit %d\n%s\n%s", code, stdout, stderr)
 	}
@@ -92,13 +198,10 @@ func TestCLIPredictiveStateTypoFails(t *testing.T) {
 // A link pushed to the audit repo fails apply's audit step, named, and the CLI does not say
 // that anything was committed (it once printed "committed" while writing through the link).
 func TestCLIApplyAuditLinkRefused(t *testing.T) {
-	remote := filepath.Join(t.TempDir(), "log.git")
-	if out, err := exec.Command("git", "init", "--quiet", "--bare", remote).CombinedOutput(); err != nil {
-		t.Skipf("git init: %v %s", err, out)
-	}
+	remote := bareRemote(t)
 	cfg, _ := auditRepo(t, remote)
-	state := "../../examples/state.json"
-	if code, stdout, stderr := runCLI(t, "apply", "--config", cfg, "--now", "2026-01-01", "--state", state, "--yes"); code != exitOK {
+	fp := realTargets(t)
+	if code, stdout, stderr := runReal(t, fp, "apply", "--config", cfg, "--now", "2026-01-01", "--yes"); code != exitOK {
 		t.Fatalf("apply: %d\n%s\n%s", code, stdout, stderr)
 	}
 	// Someone who can push replaces a group's file with a link to a file of the host.
@@ -122,7 +225,7 @@ func TestCLIApplyAuditLinkRefused(t *testing.T) {
 	gitRun(other, "push", "--quiet", "origin", "HEAD:master")
 
 	// Nothing to change in the targets: the audit step alone would write.
-	code, stdout, stderr := runCLI(t, "apply", "--config", cfg, "--now", "2026-01-01", "--state", state, "--yes")
+	code, stdout, stderr := runReal(t, fp, "apply", "--config", cfg, "--now", "2026-01-01", "--yes")
 	if code != exitError || !strings.Contains(stderr, sre+": not a regular file (a symbolic link)") {
 		t.Fatalf("apply: %d\n%s\n%s", code, stdout, stderr)
 	}

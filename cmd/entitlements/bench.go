@@ -24,8 +24,10 @@ func cmdBench(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 		}
 	}
 	fs := flag.NewFlagSet("bench", flag.ContinueOnError)
+	// Never set here (--e2e is dispatched above): registered so that bench -h names it.
+	fs.Bool("e2e", false, "run the end-to-end plan benchmark instead (its flags: entitlements bench --e2e -h)")
 	n := fs.Int("people", 5000, "number of people in the generated repo")
-	dir := fs.String("dir", "", "write the repo here and keep it (default: a temporary directory, removed after)")
+	dir := fs.String("dir", "", "write the repo to `DIR` and keep it (default: a temporary directory, removed after)")
 	seed := fs.Int64("seed", 1, "generator seed")
 	diffRuns := fs.Int("diff", 0, "also commit the repo to git with a typical change on top (3 group files, 1 manager) and time whole-process diff of the two commits against whole-process calc, N runs each (needs git)")
 	floorRuns := fs.Int("floor", 0, "also run whole calc (JSON written to a file) and the I/O floor (read every file, write as many bytes) N times each and print both and their ratio")

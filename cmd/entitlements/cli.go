@@ -12,8 +12,9 @@ import (
 	"github.com/entitlements-go/entitlements/validate"
 )
 
-// commandDoc is the help of one subcommand: what it does in one line, how it is called, and
-// an example that works on the bundled example repo.
+// commandDoc is the help of one subcommand: what it does in one line, how it is called
+// (positional arguments included), and an example that works on the bundled example repo.
+// Every command prints the same layout (usageFor); TestHelpLayout holds each to it.
 type commandDoc struct {
 	summary, synopsis, example string
 }
@@ -28,35 +29,50 @@ var commandDocs = map[string]commandDoc{
 	"explain": {"explain why a person is (or is not) in a group",
 		"entitlements explain --config PATH --group OU/CN --person UID [--format text|json]",
 		"entitlements explain --config examples/config/entitlements.yaml --group apps/prod-ssh --person dave"},
-	"plan": {"show the changes that would bring every target in step (writes nothing)",
-		"entitlements plan --config PATH [--state FILE] [--format text|json] [--force]",
-		"entitlements plan --config examples/config/entitlements.yaml --state examples/state.json"},
-	"apply": {"make the planned changes (each target's plan passes the removal guard first)",
-		"entitlements apply --config PATH [--force] [--max-removal-share F] [--max-deleted-groups N]",
-		"entitlements apply --config examples/config/entitlements.yaml --state examples/state.json"},
+	"plan": {"show the changes that would bring every target in step (writes nothing but --out)",
+		"entitlements plan --config PATH [--state FILE] [--format text|json|markdown] [--out PLANFILE] [--detailed-exitcode] [--force]",
+		"entitlements plan --config examples/config/entitlements.yaml --state examples/state.json --out plan.json"},
+	"apply": {"make the planned changes, or exactly those of PLANFILE (a plan saved by plan --out, which records the flags it was made with: none is needed again); each target's plan passes the removal guard first",
+		"entitlements apply --config PATH [--state FILE] [--yes] [--force] | PLANFILE [--allow-partial]",
+		"entitlements apply plan.json"},
+	"show": {"print a saved plan file (plan --out) as plan printed it, with the inputs and flags it was made with",
+		"entitlements show PLANFILE [--format text|json|markdown]",
+		"entitlements show plan.json --format markdown"},
+	"diff": {"who gains or loses which access between two git revisions of the config repo, and why",
+		"entitlements diff --config PATH --base REV|A...B [--head REV] [--merge-base] [--format text|json|markdown] [--detailed-exitcode]",
+		"entitlements diff --config examples/config/entitlements.yaml --base origin/main...HEAD --format markdown"},
 	"graph": {"print the dependency graph of groups (or the part around one group)",
 		"entitlements graph --config PATH [--group OU/CN] [--format dot|mermaid]",
 		"entitlements graph --config examples/config/entitlements.yaml --group apps/prod-ssh | dot -Tsvg > g.svg"},
-	"bench": {"generate a synthetic repo and time load, validate and calculate",
-		"entitlements bench --people N [--dir DIR] [--seed N] [--floor RUNS] [--diff RUNS]",
+	"bench": {"generate a synthetic repo and time load, validate and calculate (--e2e: the end-to-end plan benchmark)",
+		"entitlements bench [--people N] [--dir DIR] [--seed N] [--floor RUNS] [--diff RUNS] | --e2e [flags]",
 		"entitlements bench --people 50000 --floor 3 --diff 3"},
-	"version": {"print the module version and VCS revision of this binary",
-		"entitlements version", "entitlements --version"},
+	"bench --e2e": {"end-to-end plan benchmark: apply a synthetic repo to local LDAP, GitHub and Graph servers, then time the CLI's plan cold, predictive and after a change",
+		"entitlements bench --e2e [--people N] [--latency DURATION] [--format text|json] [--dir DIR]",
+		"entitlements bench --e2e --people 2000 --latency 50ms --format json"},
+	"version": {"print the module version and VCS revision of this binary (also --version)",
+		"entitlements version",
+		"entitlements version"},
 }
 
-// usageFor is a FlagSet's -h output: the one-line description, the synopsis, the flags and an
-// example.
+// usageFor is a FlagSet's -h output, the same layout for every command: what it does, the
+// usage line, the flags and an example.
 func usageFor(fs *flag.FlagSet) func() {
 	return func() {
 		w := fs.Output()
-		if d, ok := commandDocs[fs.Name()]; ok {
-			fmt.Fprintf(w, "%s: %s\n\nusage: %s\n", fs.Name(), d.summary, d.synopsis)
-		} else {
-			fmt.Fprintf(w, "usage: entitlements %s [flags]\n", fs.Name())
+		d, ok := commandDocs[fs.Name()]
+		if !ok {
+			// A command without a doc is a bug that TestHelpLayout catches; still say something.
+			d = commandDoc{summary: "(undocumented)", synopsis: "entitlements " + fs.Name() + " [flags]"}
 		}
-		fmt.Fprintln(w, "\nflags:")
+		fmt.Fprintf(w, "%s: %s\n\nusage: %s\n\nflags:\n", fs.Name(), d.summary, d.synopsis)
+		n := 0
+		fs.VisitAll(func(*flag.Flag) { n++ })
+		if n == 0 {
+			fmt.Fprintln(w, "  none")
+		}
 		fs.PrintDefaults()
-		if d, ok := commandDocs[fs.Name()]; ok {
+		if d.example != "" {
 			fmt.Fprintf(w, "\nexample:\n  %s\n", d.example)
 		}
 	}

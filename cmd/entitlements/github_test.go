@@ -61,7 +61,7 @@ people_data_source: y
 		!strings.Contains(out, "Apply: 1 change(s) applied") {
 		t.Fatalf("apply: exit %d\n%s\n%s", code, out, errOut)
 	}
-	code, out, errOut = runCLI(t, "plan", "--config", cfg)
+	code, out, errOut = runCLI(t, "plan", "--config", cfg, "-v")
 	if code != exitOK || !strings.Contains(out, "teams (github_team): no changes") {
 		t.Fatalf("second plan: exit %d\n%s\n%s", code, out, errOut)
 	}
@@ -73,11 +73,11 @@ people_data_source: y
 	state := t.TempDir()
 	os.WriteFile(filepath.Join(state, "cn=sre,ou=teams,ou=GitHub,dc=example,dc=net"), []byte("alice\nbob\n"), 0o644)
 	t.Setenv("ENTITLEMENTS_PREDICTIVE_STATE_DIR", state)
-	code, out, errOut = runCLI(t, "plan", "--config", cfg)
+	code, out, errOut = runCLI(t, "plan", "--config", cfg, "-v")
 	if code != exitOK || !strings.Contains(out, "Predictive state: 1 of 1 cached group(s) trusted") || !strings.Contains(out, "member_reads=0") {
 		t.Errorf("predictive plan: exit %d\n%s\n%s", code, out, errOut)
 	}
-	code, out, errOut = runCLI(t, "plan", "--config", cfg, "--full")
+	code, out, errOut = runCLI(t, "plan", "--config", cfg, "--full", "-v")
 	if code != exitOK || strings.Contains(out, "Predictive state") || !strings.Contains(out, "predictive_hits=0") {
 		t.Errorf("--full still uses the predictive state: exit %d\n%s\n%s", code, out, errOut)
 	}

@@ -59,8 +59,11 @@ func TestGuardRefusalOutput(t *testing.T) {
 	}{
 		{name: "global guard", args: []string{"plan", "--config", cfg6, "--state", state6},
 			stdout: []string{"t0 (ldap): REFUSED: ", "across all targets", "override with --max-total-removal-share or --force",
-				"1 change(s) refused, not applied", ".  - u08", ".  + alice"},
-			stderr: []string{"--max-total-removal-share"}},
+				"1 change(s) refused, not applied", ".  - u08", ".  + alice", "t5 (ldap): REFUSED: by the run-wide limit that refused t0\n",
+				"Plan: 0 to create, 0 to update, 0 to delete (6 target(s) failed or refused: nothing will be written to them)\n"},
+			stderr: []string{"entitlements plan: 6 target(s) failed or refused (see the plan), nothing written to them: t0, t1, t2, t3, t4, t5\n"}},
+		{name: "json: the errors and the flag on stderr", args: []string{"plan", "--config", cfg6, "--state", state6, "--format", "json"},
+			stderr: []string{"t5: removal guard refused the plan for t5", "refused by the removal guard: override with --max-total-removal-share or --force"}},
 		{name: "per-group limit names its own flag", args: []string{"plan", "--config", cfg1, "--state", state1, "--max-removal-share", "1"},
 			stdout: []string{"REFUSED", "of the 21 members of cn=g,ou=t0,dc=x", "override with --max-group-removal-share or --force", ".  - u19"}},
 		{name: "per-target share", args: []string{"plan", "--config", cfg1, "--state", state1},

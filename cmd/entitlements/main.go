@@ -7,6 +7,8 @@
 //	entitlements explain  --config PATH --group OU/CN --person UID [--now ...] [--format json]
 //	entitlements plan     --config PATH [--state FILE] [--format text|json|markdown] [--out PLANFILE] [--detailed-exitcode]
 //	entitlements apply    --config PATH [--state FILE] [--yes] [PLANFILE]
+//	entitlements apply    PLANFILE [--allow-partial]
+//	entitlements show     PLANFILE [--format text|json|markdown]
 //	entitlements diff     --config PATH --base REV|A...B [--head REV] [--merge-base] [--format text|json|markdown] [--detailed-exitcode]
 //	entitlements bench    --people N [--dir DIR]
 package main
@@ -30,8 +32,6 @@ import (
 
 	"github.com/entitlements-go/entitlements/calc"
 	"github.com/entitlements-go/entitlements/internal/termsafe"
-	"github.com/entitlements-go/entitlements/providers/github"
-	ldapprov "github.com/entitlements-go/entitlements/providers/ldap"
 	"github.com/entitlements-go/entitlements/providers/ldap/ldapcalc"
 	"github.com/entitlements-go/entitlements/validate"
 )
@@ -58,12 +58,14 @@ commands:
   explain   explain why a person is (or is not) in a group
   plan      show the changes that would bring every target in step (writes nothing)
   apply     make those changes (asks first on a terminal; --yes, or a saved plan file)
+  show      print a saved plan file (text, json or markdown) and how it was made
   diff      who gains or loses which access between two git revisions, and why
   graph     print the dependency graph of groups (dot or mermaid)
   bench     generate a synthetic repo and time load, validate and calculate
   version   print the version of this binary (also --version)
 
-run "entitlements <command> -h" (or "entitlements help <command>") for the flags of a command
+run "entitlements <command> -h" (or "entitlements help <command>") for what a command does,
+its usage, flags and an example
 `
 
 // exit codes
@@ -90,6 +92,9 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	}
 	switch cmd {
 	case "version", "--version", "-version":
+		if !parseFlags(flag.NewFlagSet("version", flag.ContinueOnError), rest, stderr) {
+			return exitUsage
+		}
 		fmt.Fprintln(stdout, versionString())
 		return exitOK
 	case "graph":
@@ -108,6 +113,8 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		return cmdBench(ctx, rest, stdout, stderr)
 	case "diff":
 		return cmdDiff(ctx, rest, stdout, stderr)
+	case "show":
+		return cmdShow(ctx, rest, stdout, stderr)
 	case "help", "-h", "--help":
 		if len(rest) > 0 {
 			return run(ctx, []string{rest[0], "-h"}, stdout, stderr)
@@ -137,10 +144,12 @@ type common struct {
 	allowOutside bool
 	// full ignores the predictive state (plan and apply).
 	full bool
+	// readsTargets is set by plan and apply against the real systems (not --state): only they
+	// load the predictive state.
+	readsTargets bool
 	// stopProfile flushes the CPU profile; commands defer c.stop().
 	stopProfile func()
-	ldap        *ldapprov.Registry
-	github      *github.Registry
+	backends    *backends.Set
 	aad         closer
 	logger      *slog.Logger
 	ext         cmdExt
@@ -161,11 +170,8 @@ func (c *common) stop() {
 			f.Close()
 		}
 	}
-	if c.ldap != nil {
-		c.ldap.Close()
-	}
-	if c.github != nil {
-		c.github.Close()
+	if c.backends != nil {
+		c.backends.Close()
 	}
 	if c.aad != nil {
 		c.aad.Close()
@@ -173,14 +179,14 @@ func (c *common) stop() {
 }
 
 func (c *common) register(fs *flag.FlagSet) {
-	fs.StringVar(&c.config, "config", "", "path of the entitlements config file (entitlements.yaml)")
-	fs.StringVar(&c.now, "now", "", "today's date for expirations, YYYY-MM-DD (default: the current UTC date)")
-	fs.StringVar(&c.ldapGroups, "ldap-groups", "", "YAML snapshot of LDAP groups for ldap_group rules and LDAP filters (offline)")
+	fs.StringVar(&c.config, "config", "", "`PATH` of the entitlements config file (entitlements.yaml)")
+	fs.StringVar(&c.now, "now", "", "today's date for expirations, `YYYY-MM-DD` (default: the current UTC date)")
+	fs.StringVar(&c.ldapGroups, "ldap-groups", "", "YAML snapshot `FILE` of LDAP groups for ldap_group rules and LDAP filters (offline)")
 	fs.BoolVar(&c.strict, "strict", false, "also validate files that nothing uses, and fail on usernames, managers and filter entries that name nobody")
 	fs.BoolVar(&c.ignoreExp, "ignore-expirations", false, "treat nothing as expired")
-	fs.BoolVar(&c.verbose, "v", false, "log debug output to stderr")
-	fs.StringVar(&c.cpuprofile, "cpuprofile", "", "write a CPU profile (pprof) of the run to this file")
-	fs.StringVar(&c.memprofile, "memprofile", "", "write an allocation profile (pprof: where the run allocated) to this file")
+	fs.BoolVar(&c.verbose, "v", false, "verbose: debug log and one line per write on stderr, timings and request counters in plan and apply output")
+	fs.StringVar(&c.cpuprofile, "cpuprofile", "", "write a CPU profile (pprof) of the run to `FILE`")
+	fs.StringVar(&c.memprofile, "memprofile", "", "write an allocation profile (pprof: where the run allocated) to `FILE`")
 	fs.BoolVar(&c.warnErrors, "warnings-as-errors", false, "exit 1 when loading produced any warning")
 	fs.BoolVar(&c.allowOutside, "allow-symlinks-outside", false, "read group files, people data, manager map and config that are symlinks resolving outside the config tree (refused by default)")
 	fs.BoolVar(&c.allowEmptyPeople, "allow-empty-people", false, "accept a people source that yields no people (by default the run fails: every group would lose every member)")
@@ -221,8 +227,10 @@ func (c *common) options(stderr io.Writer) (calc.Options, error) {
 	}
 	// LDAP people sources and ldap_group rules read the directory through the same
 	// connection pools that the LDAP provider uses for plan and apply.
-	c.ldap = ldapprov.NewRegistry(ldapprov.Options{Logger: c.logger})
-	return ldapcalc.Options(c.ldap, opt), nil
+	if err := c.openBackends(); err != nil {
+		return opt, err
+	}
+	return ldapcalc.Options(c.backends.LDAP(), opt), nil
 }
 
 func parseFlags(fs *flag.FlagSet, args []string, stderr io.Writer) bool {

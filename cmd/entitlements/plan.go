@@ -6,19 +6,14 @@ import (
 	"flag"
 	"fmt"
 	"io"
-	"log/slog"
 	"strings"
 
-	"github.com/entitlements-go/entitlements/guard"
-
-	"github.com/entitlements-go/entitlements/backend"
-	"github.com/entitlements-go/entitlements/backends"
-
-	"github.com/entitlements-go/entitlements/config"
+	"github.com/entitlements-go/entitlements/audit"
 	"github.com/entitlements-go/entitlements/deploy"
-	"github.com/entitlements-go/entitlements/providers"
-	"github.com/entitlements-go/entitlements/providers/fake"
+	"github.com/entitlements-go/entitlements/guard"
+	"github.com/entitlements-go/entitlements/internal/termsafe"
 	"github.com/entitlements-go/entitlements/review"
+	"github.com/entitlements-go/entitlements/runner"
 )
 
 type planFlags struct {
@@ -37,7 +32,7 @@ func (p *planFlags) register(fs *flag.FlagSet) {
 	p.common.register(fs)
 	fs.StringVar(&p.format, "format", "text", "output format: text, json or markdown")
 	fs.BoolVar(&p.full, "full", false, "read every group from its provider, ignoring the predictive state of ENTITLEMENTS_PREDICTIVE_STATE_DIR")
-	fs.StringVar(&p.state, "state", "", "plan against an in-memory fake provider seeded from this state file (canonical calc JSON) instead of the real systems")
+	fs.StringVar(&p.state, "state", "", "simulate: plan and apply against an in-memory copy of the state `FILE` (canonical calc JSON) instead of the real systems; writes nothing, never audits")
 	fs.BoolVar(&p.force, "force", false, "disable the removal guard for this run")
 	g := guard.Default()
 	fs.Float64Var(&p.maxShare, "max-removal-share", g.MaxRemovalShare, "refuse a target plan removing more than this share of its memberships")
@@ -81,6 +76,31 @@ func planOrApplyExt(ctx context.Context, mode string, args []string, stdout, std
 		fmt.Fprintf(stderr, "entitlements %s: %v\n", mode, err)
 		return exitError
 	}
+	if saved != nil {
+		// The plan file says how it was made: apply runs the same way.
+		if err := useSettings(ctx, fs, rf.planFile, saved.Settings); err != nil {
+			for _, l := range strings.Split(err.Error(), "\n") {
+				fmt.Fprintf(stderr, "entitlements %s: %s\n", mode, l)
+			}
+			return exitUsage
+		}
+	}
+	if rf.out != "" {
+		pinNow(fs)
+	}
+	// A run against a --state file is a simulation: it writes nothing but the in-memory
+	// copy of the file, never an audit log or a state directory, and says so first and last.
+	// The note goes where it cannot break a parseable document: stdout for text, stderr for
+	// json and markdown.
+	pf.readsTargets = pf.state == ""
+	if !pf.readsTargets {
+		note := stdout
+		if pf.format != "text" {
+			note = stderr
+		}
+		fmt.Fprintln(note, simulatedNote)
+		defer fmt.Fprintln(note, simulatedNote)
+	}
 	defer pf.stop()
 	prog := newProgress(stderr)
 	prog.begin("calculating")
@@ -97,34 +117,48 @@ func planOrApplyExt(ctx context.Context, mode string, args []string, stdout, std
 	g := guard.Guard{MaxRemovalShare: pf.maxShare, MinRemovals: guard.Default().MinRemovals,
 		MaxDeletedGroups: pf.maxDeleted, MaxGroupRemovalShare: pf.maxGroup, MaxTotalRemovalShare: pf.maxTotal,
 		MaxPeopleLossShare: pf.maxPeople}
-	opt := deploy.Options{Backends: reg, Guard: &g, Force: pf.force,
-		Logger: slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: slog.LevelInfo}))}
+	// One log line per write only with -v: the report says what was written, and every
+	// failure, once. The auditors' warnings are always shown.
+	opt := runner.Options{Backends: reg, Simulated: !pf.readsTargets, Saved: saved, AllowPartial: rf.allowPartial,
+		Guard: &g, Force: pf.force, Audit: audit.Options{Logger: pf.logger}}
+	if pf.verbose {
+		opt.Logger = pf.logger
+	}
 	if prog != nil {
 		opt.Progress = prog.target
 	}
 	prog.begin("reading targets")
-	plan, err := deploy.Build(ctx, res, repo.Config(), opt)
+	plan, err := runner.Plan(ctx, repo, res, opt)
 	prog.end()
-	if err != nil {
-		fmt.Fprintf(stderr, "entitlements %s: %v\n", mode, err)
+	if errors.Is(err, runner.ErrNotWhole) {
+		// Show why: the plan with every target's error.
+		writePlan(stdout, pf.format, plan, pf.verbose)
+		fmt.Fprintf(stderr, "entitlements %s: %s: nothing was applied: %v (--allow-partial applies the targets that still match)\n",
+			mode, rf.planFile, err)
 		return exitError
 	}
-	if saved != nil {
-		if err := plan.Restrict(saved, deploy.InputsOf(repo)); err != nil {
+	if err != nil {
+		if plan != nil && saved != nil {
 			// Not the plan that was reviewed: nothing of it is applied, and the auditors
 			// are never set up (they would record targets that were not applied).
 			fmt.Fprintf(stderr, "entitlements %s: %s: %v\n", mode, rf.planFile, err)
-			return exitError
+		} else {
+			fmt.Fprintf(stderr, "entitlements %s: %v\n", mode, err)
 		}
+		return exitError
 	}
-	if err := writePlan(stdout, pf.format, plan); err != nil {
+	if err := writePlan(stdout, pf.format, plan, pf.verbose); err != nil {
 		fmt.Fprintf(stderr, "entitlements %s: writing output: %v\n", mode, err)
 		return exitError
 	}
 	if pf.format == "text" {
 		writePredictiveLine(stdout, &pf.common)
 	}
-	if err := rf.writeSaved(ctx, plan, repo); err != nil {
+	if rf.out != "" && plan.Err() != nil && !rf.allowPartial {
+		// Applied, such a file would write only part of what the config says.
+		fmt.Fprintf(stderr, "entitlements %s: plan file %s not written: %d target(s) failed or refused (--allow-partial writes it; applying it then writes the other targets only)\n",
+			mode, rf.out, plan.FailedTargets())
+	} else if err := rf.writeSaved(ctx, plan, repo, fs); err != nil {
 		fmt.Fprintf(stderr, "entitlements %s: writing plan file: %v\n", mode, err)
 		return exitError
 	}
@@ -138,18 +172,24 @@ func planOrApplyExt(ctx context.Context, mode string, args []string, stdout, std
 	}
 	var auditErr error
 	if mode == "apply" {
-		var rep *deploy.Report
-		rep, auditErr = auditedApply(ctx, repo.Config(), res, plan, opt, opt.Logger, stderr)
-		if rep != nil {
-			review.WriteReport(stdout, rep)
-			failed = failed || rep.Err() != nil
+		var out *runner.Outcome
+		out, auditErr = runner.Apply(ctx, repo, res, plan, opt)
+		writeAuditRecords(stderr, out, auditErr)
+		if out.Report != nil {
+			review.WriteReport(stdout, out.Report, review.ReportOptions{Plan: plan, Verbose: pf.verbose})
+			failed = failed || out.Err() != nil
 		}
 	}
 	if failed || auditErr != nil {
 		if err := plan.Err(); err != nil {
-			fmt.Fprintf(stderr, "entitlements %s: %v\n", mode, err)
-			if hint := guardHint(plan); hint != "" {
-				fmt.Fprintf(stderr, "entitlements %s: %s\n", mode, hint)
+			if pf.format == "text" {
+				// The plan on stdout says why, with the flag that lifts a refusal.
+				fmt.Fprintf(stderr, "entitlements %s: %s\n", mode, notWritten(plan))
+			} else {
+				fmt.Fprintf(stderr, "entitlements %s: %v\n", mode, err)
+				if hint := guardHint(plan); hint != "" {
+					fmt.Fprintf(stderr, "entitlements %s: %s\n", mode, hint)
+				}
 			}
 		}
 		if auditErr != nil {
@@ -163,18 +203,40 @@ func planOrApplyExt(ctx context.Context, mode string, args []string, stdout, std
 	return exitOK
 }
 
-// targetBackends is the registry of backends whose providers plan and apply. With a state
-// file every target type is served by one fake provider, so the bundled example plans with no
-// servers at all.
-func targetBackends(state string, c *common) (*backend.Registry, error) {
-	if state != "" {
-		fp, err := fake.LoadState(state)
-		if err != nil {
-			return nil, err
+// notWritten names the targets of a plan that failed or were refused.
+func notWritten(plan *deploy.Plan) string {
+	var names []string
+	for _, t := range plan.Targets {
+		if t.Err != nil {
+			names = append(names, t.OU)
 		}
-		return backends.Spec().WithFactory(func(*config.OU) (providers.Provider, error) { return fp, nil }), nil
 	}
-	return realBackends(c)
+	return fmt.Sprintf("%d target(s) failed or refused (see the plan), nothing written to them: %s", len(names), strings.Join(names, ", "))
+}
+
+// simulatedNote opens and closes the output of a run against a --state file.
+const simulatedNote = "simulated: nothing was written"
+
+// writeAuditRecords says what each auditor recorded; one that failed says nothing here (its
+// error does), and "nothing to commit" is said only of a run whose auditors all succeeded.
+func writeAuditRecords(w io.Writer, out *runner.Outcome, err error) {
+	for _, r := range out.Audit {
+		switch n := len(r.Commits); {
+		case n > 0:
+			termsafe.Fprintf(w, "audit log: %s: %d commit(s) pushed (%s)\n", r.Auditor, n, shortIDs(r.Commits))
+		case err == nil:
+			termsafe.Fprintf(w, "audit log: %s: nothing to commit (the log matched this run)\n", r.Auditor)
+		}
+	}
+}
+
+// shortIDs abbreviates commit ids for a message.
+func shortIDs(ids []string) string {
+	out := make([]string, len(ids))
+	for i, id := range ids {
+		out[i] = id[:min(len(id), 12)]
+	}
+	return strings.Join(out, ", ")
 }
 
 // jsonFormatVersion is the version of the JSON documents the CLI prints (plan, explain). It

@@ -6,6 +6,7 @@ import (
 	"os"
 
 	"github.com/entitlements-go/entitlements/cache"
+	"github.com/entitlements-go/entitlements/providers"
 	"github.com/entitlements-go/entitlements/providers/github"
 )
 
@@ -24,12 +25,16 @@ type cmdExt struct {
 
 	githubHook func(*github.Options)
 	aadHook    any // func(*aad.Options) in binaries built with -tags aad
+	// providers, when set, serves every target of a real (not --state) plan or apply: tests
+	// run the audited path with an in-memory provider.
+	providers providers.Factory
 }
 
-// predictiveState loads the predictive state, unless --full is given or none is configured.
-// A directory that does not exist is an error (a typo must not silently turn it off).
+// predictiveState loads the predictive state for a command that reads the real targets,
+// unless --full is given or none is configured. A directory that does not exist is an error
+// (a typo must not silently turn it off).
 func (c *common) predictiveState() (*cache.Predictive, error) {
-	if c.full {
+	if c.full || !c.readsTargets {
 		return nil, nil
 	}
 	e := &c.ext

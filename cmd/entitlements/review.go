@@ -24,26 +24,30 @@ const exitChanges = 2
 // reviewFlags are the flags of plan and apply that tie a review to a write: saved plans,
 // detailed exit codes and the confirmation.
 type reviewFlags struct {
-	out      string
-	detailed bool
-	yes      bool
-	planFile string // apply's positional PLANFILE
+	out          string
+	detailed     bool
+	yes          bool
+	allowPartial bool
+	planFile     string // apply's positional PLANFILE
 }
 
 func (rf *reviewFlags) register(fs *flag.FlagSet, mode string) {
 	switch mode {
 	case "plan":
-		fs.StringVar(&rf.out, "out", "", "also write the plan to this file (versioned JSON) for `entitlements apply PLANFILE`")
+		fs.StringVar(&rf.out, "out", "", "also write the plan to `PLANFILE` (versioned JSON), for apply PLANFILE to write exactly what was reviewed")
 		fs.BoolVar(&rf.detailed, "detailed-exitcode", false, "exit 0 when there are no changes, 2 when there are, 1 on error")
+		fs.BoolVar(&rf.allowPartial, "allow-partial", false, "write --out even when a target failed or was refused (the file then applies the other targets only)")
 	case "apply":
 		fs.BoolVar(&rf.yes, "yes", false, "apply without asking for confirmation (for scripts and CI)")
 		fs.BoolVar(&rf.yes, "auto-approve", false, "alias of --yes")
+		fs.BoolVar(&rf.allowPartial, "allow-partial", false, "apply the targets of PLANFILE that still match it when others do not (default: all or nothing, every target checked before the first write)")
 	}
 }
 
-// parseApplyArgs parses flags and, for apply, one positional PLANFILE (flags may follow it).
+// parse parses flags and, for apply, one positional PLANFILE (flags may follow it).
 func (rf *reviewFlags) parse(fs *flag.FlagSet, mode string, args []string, stderr io.Writer) bool {
 	fs.SetOutput(stderr)
+	fs.Usage = usageFor(fs)
 	if err := fs.Parse(args); err != nil {
 		return false
 	}
@@ -73,10 +77,14 @@ func (rf *reviewFlags) readSaved() (*deploy.SavedPlan, error) {
 	return deploy.ReadPlan(bytes.NewReader(data))
 }
 
-// writeSaved writes plan's saved form to --out.
-func (rf *reviewFlags) writeSaved(ctx context.Context, plan *deploy.Plan, repo *calc.Repo) error {
+// writeSaved writes plan's saved form to --out, with the flags that shaped it.
+func (rf *reviewFlags) writeSaved(ctx context.Context, plan *deploy.Plan, repo *calc.Repo, fs *flag.FlagSet) error {
 	if rf.out == "" {
 		return nil
+	}
+	settings, err := planSettings(ctx, fs)
+	if err != nil {
+		return err
 	}
 	f, err := os.Create(rf.out)
 	if err != nil {
@@ -84,22 +92,24 @@ func (rf *reviewFlags) writeSaved(ctx context.Context, plan *deploy.Plan, repo *
 	}
 	in := deploy.InputsOf(repo)
 	in.Revision = configRevision(ctx, repo.Config().Dir)
-	if _, err := plan.Save(in).WriteTo(f); err != nil {
+	saved := plan.Save(in)
+	saved.Settings = settings
+	if _, err := saved.WriteTo(f); err != nil {
 		f.Close()
 		return err
 	}
 	return f.Close()
 }
 
-// writePlan renders the plan in the chosen format.
-func writePlan(w io.Writer, format string, plan *deploy.Plan) error {
+// writePlan renders the plan in the chosen format; verbose adds timings and counters to text.
+func writePlan(w io.Writer, format string, plan *deploy.Plan, verbose bool) error {
 	switch format {
 	case "json":
 		return review.WritePlanJSON(w, plan)
 	case "markdown":
 		return review.WritePlanMarkdown(w, plan, review.MarkdownOptions{})
 	default:
-		review.WritePlanText(w, plan, review.PlanTextOptions{RefusalHint: overrideFlag})
+		review.WritePlanText(w, plan, review.PlanTextOptions{RefusalHint: overrideFlag, Verbose: verbose})
 	}
 	return nil
 }

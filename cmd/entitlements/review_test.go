@@ -248,20 +248,36 @@ func TestSavedPlan(t *testing.T) {
 			t.Fatalf("exit %d\n%s\n%s", code, stdout, stderr)
 		}
 	})
-	t.Run("a target whose state drifted is refused, the others applied", func(t *testing.T) {
-		drifted := filepath.Join(dir, "drifted.json")
-		// Someone added ivan to apps/legacy-vpn by hand since the plan was made.
+	// Someone added ivan to apps/legacy-vpn by hand since the plan was made.
+	drift := func(t *testing.T) {
 		edited := strings.Replace(string(stateText), `"Dave"`, `"Dave", "ivan"`, 1)
 		if edited == string(stateText) {
 			t.Fatal("the state file has no Dave to drift")
 		}
-		writeFile(t, drifted, edited)
-		code, stdout, stderr := runCLI(t, "apply", "--config", cfg, "--now", "2026-01-01", "--state", drifted, planFile)
+		writeFile(t, state, edited)
+		t.Cleanup(func() { writeFile(t, state, string(stateText)) })
+	}
+	t.Run("a target whose state drifted: nothing is applied (all or nothing)", func(t *testing.T) {
+		drift(t)
+		code, stdout, stderr := runCLI(t, "apply", planFile, "-v")
 		if code != exitError {
 			t.Fatalf("exit %d, want %d\n%s\n%s", code, exitError, stdout, stderr)
 		}
-		mustContain(t, "stdout", stdout, "NOT APPLIED apps: refused: the current state of apps changed",
-			"since the plan was made; nothing was written to apps", "Apply: 1 change(s) applied")
+		mustContain(t, "stdout", stdout, "apps (ldap): ERROR: refused: the current state of apps changed",
+			"pizza_teams (ldap): ERROR: not applied: a saved plan is applied whole or not at all, and apps cannot be")
+		mustContain(t, "stderr", stderr, "nothing was applied", "--allow-partial")
+		if strings.Contains(stderr, "msg=write") || strings.Contains(stdout, "Apply:") {
+			t.Errorf("something was written:\n%s\n%s", stdout, stderr)
+		}
+	})
+	t.Run("a target whose state drifted is refused, the others applied with --allow-partial", func(t *testing.T) {
+		drift(t)
+		code, stdout, stderr := runCLI(t, "apply", "--config", cfg, "--now", "2026-01-01", "--state", state, planFile, "-v", "--allow-partial")
+		if code != exitError {
+			t.Fatalf("exit %d, want %d\n%s\n%s", code, exitError, stdout, stderr)
+		}
+		mustContain(t, "stdout", stdout, "apps (ldap): ERROR: refused: the current state of apps changed",
+			"since the plan was made; nothing was written to apps", "Apply: 1 change(s) applied", "1 target(s) not applied: apps")
 		for _, l := range strings.Split(stderr, "\n") {
 			if strings.Contains(l, "msg=write") && strings.Contains(l, "ou=apps") {
 				t.Errorf("wrote to the drifted target: %s", l)
@@ -276,8 +292,9 @@ func TestSavedPlan(t *testing.T) {
 		if code != exitError {
 			t.Fatalf("exit %d\n%s\n%s", code, stdout, stderr)
 		}
-		mustContain(t, "stdout", stdout, "NOT APPLIED apps: refused: the config repo (group files or entitlements.yaml) changed since the plan was made",
-			"NOT APPLIED pizza_teams: refused", "Apply: 0 change(s) applied")
+		mustContain(t, "stdout", stdout, "apps (ldap): ERROR: refused: the config repo (group files or entitlements.yaml) changed since the plan was made",
+			"pizza_teams (ldap): ERROR: refused")
+		mustContain(t, "stderr", stderr, "nothing was applied")
 	})
 	t.Run("a bad plan file", func(t *testing.T) {
 		bad := filepath.Join(dir, "bad.json")

@@ -46,8 +46,9 @@ func TestCLISIGTERMCleansUp(t *testing.T) {
 		"\n    skip_host_key_check: true\n    sshkey: "+base64.StdEncoding.EncodeToString([]byte("not a real key\n"))+"\n")...)
 	os.WriteFile(cfg, b, 0o644)
 
-	cmd := exec.Command(os.Args[0], "apply", "--config", cfg, "--now", "2026-01-01", "--state", "../../examples/state.json", "--yes")
-	cmd.Env = append(os.Environ(), asCLI+"=1", "PATH="+bin+string(os.PathListSeparator)+os.Getenv("PATH"), "TMPDIR="+keyTmp)
+	// Not --state: a simulated run never sets the auditors up.
+	cmd := exec.Command(os.Args[0], "apply", "--config", cfg, "--now", "2026-01-01", "--yes")
+	cmd.Env = append(os.Environ(), asCLI+"="+asCLIFakeTargets, "PATH="+bin+string(os.PathListSeparator)+os.Getenv("PATH"), "TMPDIR="+keyTmp)
 	var stderr bytes.Buffer
 	cmd.Stderr = &stderr
 	if err := cmd.Start(); err != nil {

@@ -26,7 +26,10 @@ type listedPackage struct {
 	Export     string
 	Standard   bool
 	GoFiles    []string
-	Module     *struct{ Path string }
+	// Test files, for the Examples (TestGoDoc).
+	TestGoFiles  []string
+	XTestGoFiles []string
+	Module       *struct{ Path string }
 }
 
 // isInternal reports whether an import path has an internal element: such a package can

@@ -184,7 +184,7 @@ type Options struct {
 	Sleep func(ctx context.Context, d time.Duration) error
 	// Jitter returns a number in [0, 1) for backoff jitter. Default math/rand/v2.
 	Jitter func() float64
-	// Predictive is the predictive state of the run (spec providers §2.2-2.3), or nil. Org
+	// Predictive is the predictive state of the run (cache.LoadPredictive), or nil. Org
 	// roles (both role files present) and teams whose cached state equals the desired one
 	// are trusted without reading them; the others (and every cached entry that differs) are
 	// read in the target's one bulk read. Pending invitations are always read.

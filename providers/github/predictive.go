@@ -10,7 +10,7 @@ import (
 	"github.com/entitlements-go/entitlements/providers"
 )
 
-// The predictive state (spec providers §2.2-2.3): a group whose cached state (the desired
+// The predictive state: a group whose cached state (the desired
 // state last applied, as the audit log recorded it) equals its desired state is trusted as
 // current without a request. A cached entry that differs is invalidated and the group joins
 // the target's one bulk read, so only API data ever becomes a change. Drift made outside the

@@ -229,6 +229,12 @@ var (
 // delete_teams: true.
 func (p *TeamProvider) DeletesGroups(*providers.Target) bool { return p.cfg.deleteTeams }
 
+// Desire implements providers.Desirer. It turns a desired group into the team GitHub will
+// be asked for: the slug from the group's name (refused when it yields none), lower-cased
+// logins, no description (a team's description is not managed), and the parent, maintainers
+// (members only; others are ignored with a warning) and privacy from the metadata, each
+// checked (a team cannot be its own parent, a nested team cannot be secret). It records the
+// team for Read, which must come after every Desire of the target.
 func (p *TeamProvider) Desire(_ *providers.Target, g *providers.Group) error {
 	slug := slugOf(g)
 	if slug == "" {

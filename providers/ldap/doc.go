@@ -54,7 +54,7 @@
 //
 // # DNs
 //
-// Every DN is parsed and compared by internal/dn (go-ldap's RFC 4514 parser): `\,` and `\2C`
+// Every DN is parsed and compared with go-ldap's RFC 4514 parser: `\,` and `\2C`
 // are the same character, the values of a multi-valued RDN are unordered, case and spacing do
 // not matter. A member DN becomes the unescaped value of its first RDN (the attribute of
 // person_dn_format's %KEY% when that RDN is multi-valued), and uids are escaped when person
