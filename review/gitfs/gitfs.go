@@ -10,7 +10,7 @@
 // without us tracking them, and the module gains no dependency. Library users who have no
 // git at all diff two trees with calc.LoadFS and review.Compare directly.
 //
-// Every git command runs through internal/gitsafe, as the audit log's do: no system or global
+// Every git command runs the way the audit log runs git: no system or global
 // configuration files, none of the caller's GIT_* variables, -c overrides for every setting
 // that runs a program, its own process group. On top of that, -c overrides fix the
 // repository's settings that change paths, quoting, colours or which files count as changed
