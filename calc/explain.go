@@ -80,9 +80,18 @@ type ExpiredTrace struct {
 }
 
 // NotFoundError is returned by Explain for an unknown group.
-type NotFoundError struct{ Group string }
+type NotFoundError struct {
+	Group string
+	// DidYouMean is the calculated group closest to Group ("" when none is close).
+	DidYouMean string
+}
 
-func (e *NotFoundError) Error() string { return fmt.Sprintf("no calculated group %q", e.Group) }
+func (e *NotFoundError) Error() string {
+	if e.DidYouMean != "" {
+		return fmt.Sprintf("no calculated group %q; did you mean %q?", e.Group, e.DidYouMean)
+	}
+	return fmt.Sprintf("no calculated group %q", e.Group)
+}
 
 const maxExplainDepth = 12
 
@@ -91,7 +100,13 @@ func (res *Result) Explain(groupKey, person string) (*Explanation, error) {
 	r := res.repo
 	out := res.byKey[groupKey]
 	if out == nil {
-		return nil, &NotFoundError{Group: groupKey}
+		return nil, &NotFoundError{Group: groupKey, DidYouMean: closest(groupKey, func(yield func(string) bool) {
+			for k := range res.byKey {
+				if !yield(k) {
+					return
+				}
+			}
+		})}
 	}
 	g := res.groupOf[groupKey]
 	ex := &Explanation{Group: groupKey, Person: person, File: g.rel}

@@ -81,3 +81,9 @@ func (r *Repo) GroupKeys() []string {
 	slices.Sort(out)
 	return slices.Compact(out)
 }
+
+// SuggestGroup is the key of the run's group closest to key, for a "did you mean" when a
+// command is asked about a group that does not exist; "" when none is a plausible typo.
+func (r *Repo) SuggestGroup(key string) string {
+	return closest(key, slices.Values(r.GroupKeys()))
+}
