@@ -22,6 +22,12 @@ func (r *Repo) Dependencies() []Dependency {
 	var out []Dependency
 	seen := map[Dependency]bool{}
 	add := func(d Dependency) {
+		// A group never depends on itself: a rule reference to itself is a cycle (refused at
+		// load), and a filter whose population is the group itself is computed from its
+		// unfiltered rules, so an edge would only draw a loop that moves nothing.
+		if d.From == d.To {
+			return
+		}
 		if !seen[d] {
 			seen[d] = true
 			out = append(out, d)
