@@ -7,7 +7,7 @@
 //	entitlements explain  --config PATH --group OU/CN --person UID [--now ...] [--format json]
 //	entitlements plan     --config PATH [--state FILE] [--format text|json|markdown] [--out PLANFILE] [--detailed-exitcode]
 //	entitlements apply    --config PATH [--state FILE] [--yes] [PLANFILE]
-//	entitlements diff     --config PATH --base REV|A...B [--head REV] [--merge-base] [--format text|json|markdown] [--detailed-exitcode]
+//	entitlements diff     --config PATH --base REV|A...B [--head REV] [--merge-base] [--format text|json|markdown] [--out-full FILE] [--detailed-exitcode]
 //	entitlements bench    --people N [--dir DIR]
 package main
 

@@ -162,7 +162,7 @@ func TestReviewWorkflowSteps(t *testing.T) {
 	if _, err := exec.LookPath("bash"); err != nil {
 		t.Skip("no bash")
 	}
-	wf, _ := readWorkflow(t, "entitlements-review.yml")
+	wf, raw := readWorkflow(t, "entitlements-review.yml")
 	validate, diff := wf.step(t, "validate"), wf.step(t, "diff")
 	var summary, comment workflowStep
 	for _, s := range wf.steps() {
@@ -223,6 +223,54 @@ func TestReviewWorkflowSteps(t *testing.T) {
 	runStep(summary)
 	if mustRead(t, filepath.Join(dir, "summary")) != body {
 		t.Error("the job summary is not the comment")
+	}
+
+	// The diff step: the whole diff goes to --out-full, and a comment that differs from it
+	// (shortened) makes the next step attach it to the run.
+	writeExe("entitlements", `out=""; prev=""
+for a in "$@"; do [ "$prev" = --out-full ] && out=$a; prev=$a; done
+[ -n "$out" ] || { echo "no --out-full" >&2; exit 1; }
+echo "the whole diff" > "$out"
+echo "${COMMENT:-the whole diff}"
+exit 2
+`)
+	var upload workflowStep
+	for _, s := range wf.steps() {
+		if strings.HasPrefix(s.Uses, "actions/upload-artifact@") {
+			upload = s
+		}
+	}
+	if upload.If != "steps.diff.outputs.truncated == 'true'" {
+		t.Errorf("no upload of the full diff when the comment is shortened (if: %q)", upload.If)
+	}
+	for _, tc := range []struct{ comment, want string }{
+		{"", "changes=true\ntruncated=false\n"},
+		{"a shortened diff", "changes=true\ntruncated=true\n"},
+	} {
+		os.Remove(filepath.Join(dir, "output"))
+		runStep(diff, "BASE_REF=main", "COMMENT="+tc.comment)
+		if got := mustRead(t, filepath.Join(dir, "output")); got != tc.want {
+			t.Errorf("comment %q: outputs %q, want %q", tc.comment, got, tc.want)
+		}
+	}
+	var uw struct {
+		Jobs map[string]struct {
+			Steps []struct {
+				With map[string]string `yaml:"with"`
+			} `yaml:"steps"`
+		} `yaml:"jobs"`
+	}
+	if err := yaml.Unmarshal([]byte(raw), &uw); err != nil {
+		t.Fatal(err)
+	}
+	uploads := ""
+	for _, j := range uw.Jobs {
+		for _, s := range j.Steps {
+			uploads += s.With["path"] + " "
+		}
+	}
+	if !strings.Contains(diff.Run, "--out-full diff-full.md") || !strings.Contains(uploads, "diff-full.md") {
+		t.Errorf("the file uploaded (%q) is not the one --out-full writes", uploads)
 	}
 
 	if _, err := exec.LookPath("jq"); err != nil {
