@@ -118,6 +118,7 @@ func TestDiffCommentLeadsWithEditedGroups(t *testing.T) {
 	if n := strings.Count(doc, "(cfg/groups/zteam/edited.txt:"); n != 41 {
 		t.Errorf("the edited file's lines are named %d times, want 41 (once per person, in its own group)", n)
 	}
+	t.Logf("comment: %d bytes; --out-full: %d bytes", len(doc), len(mustRead(t, full)))
 	if strings.Contains(doc, "Truncated") {
 		t.Errorf("the grouped comment should fit whole:\n%s", doc)
 	}
