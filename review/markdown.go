@@ -229,7 +229,9 @@ func (d *Diff) WriteMarkdown(w io.Writer, opt MarkdownOptions) error {
 			doc.sections = append(doc.sections, s)
 			shortened = shortened || cut
 		}
-		if size <= opt.Limit || i == len(levels)-1 {
+		// Without edited groups (or with a head that alone does not fit) shortening gains
+		// nothing that must be shown.
+		if size <= opt.Limit || i == len(levels)-1 || len(edited) == 0 || doc.head.Len()+truncationReserve > opt.Limit {
 			doc.shortened = i > 0 && shortened
 			break
 		}

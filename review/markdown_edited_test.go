@@ -136,3 +136,34 @@ func TestMarkdownHostileSharedReasons(t *testing.T) {
 		})
 	}
 }
+
+// Lists are shortened only for the groups a change edits: a diff without any, or whose
+// summary alone fills the comment, is truncated as before and says nothing of shortening.
+func TestMarkdownShortensOnlyForEditedGroups(t *testing.T) {
+	for _, tc := range []struct {
+		name   string
+		ous    bool // one OU per group: a summary table larger than the limit
+		edited bool
+	}{
+		{"no edited group", false, false},
+		{"a summary larger than the limit", true, true},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			d := bigDiff(200, 30)
+			for i, g := range d.Groups {
+				if tc.ous {
+					g.OU = fmt.Sprintf("ou%03d", i)
+				}
+				g.Edited = tc.edited && i == 199
+			}
+			var b strings.Builder
+			if err := d.WriteMarkdown(&b, MarkdownOptions{Limit: 3000}); err != nil {
+				t.Fatal(err)
+			}
+			out := b.String()
+			if len(out) > 3000 || !strings.Contains(out, "Truncated: ") || strings.Contains(out, "shortened") || strings.Contains(out, "more (in the full diff)") {
+				t.Errorf("%d bytes:\n%s", len(out), out)
+			}
+		})
+	}
+}
