@@ -49,8 +49,7 @@ func Example() {
 	//       + management = carol (line 2)
 	//           org chart: mallory → carol
 	//     + all of
-	//       + not
-	//         - username != carol        # the manager is not on call (line 3)
+	//       + not: username = carol (line 3) does not exclude mallory
 	// filters:
 	//   contractors = list: mallory is in the filter's population and listed by this group: kept
 }

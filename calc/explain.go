@@ -44,6 +44,10 @@ type Trace struct {
 	Via []*GroupTrace `json:"via,omitempty"`
 	// OrgChain is the management chain from the person up to the named manager.
 	OrgChain []string `json:"org_chain,omitempty"`
+	// cond is a rule leaf's condition in its positive form ("username = carol"): under a
+	// `not`, the text as written (`username != carol`) next to the leaf's own mark reads
+	// as a double negation, so the text rendering names what is excluded instead.
+	cond string
 }
 
 // GroupTrace explains a referenced group (its Ref view: filters of that group do not apply).
@@ -80,9 +84,18 @@ type ExpiredTrace struct {
 }
 
 // NotFoundError is returned by Explain for an unknown group.
-type NotFoundError struct{ Group string }
+type NotFoundError struct {
+	Group string
+	// DidYouMean is the calculated group closest to Group ("" when none is close).
+	DidYouMean string
+}
 
-func (e *NotFoundError) Error() string { return fmt.Sprintf("no calculated group %q", e.Group) }
+func (e *NotFoundError) Error() string {
+	if e.DidYouMean != "" {
+		return fmt.Sprintf("no calculated group %q; did you mean %q?", e.Group, e.DidYouMean)
+	}
+	return fmt.Sprintf("no calculated group %q", e.Group)
+}
 
 const maxExplainDepth = 12
 
@@ -91,7 +104,13 @@ func (res *Result) Explain(groupKey, person string) (*Explanation, error) {
 	r := res.repo
 	out := res.byKey[groupKey]
 	if out == nil {
-		return nil, &NotFoundError{Group: groupKey}
+		return nil, &NotFoundError{Group: groupKey, DidYouMean: closest(groupKey, func(yield func(string) bool) {
+			for k := range res.byKey {
+				if !yield(k) {
+					return
+				}
+			}
+		})}
 	}
 	g := res.groupOf[groupKey]
 	ex := &Explanation{Group: groupKey, Person: person, File: g.rel}
@@ -166,6 +185,7 @@ func (e *explainer) trace(g *group, n *rule, depth int) *Trace {
 		return t
 	}
 	t.Rule = n.text
+	t.cond = n.method + " = " + n.value
 	if !e.known {
 		return t
 	}
@@ -212,7 +232,7 @@ func (ex *Explanation) WriteText(w io.Writer) {
 		return
 	}
 	fmt.Fprintln(w, "rules (+ matches this person, - does not):")
-	writeTrace(w, ex.Rules, "  ")
+	writeTrace(w, ex.Rules, "  ", ex.Person)
 	if len(ex.Filters) > 0 {
 		fmt.Fprintln(w, "filters:")
 	}
@@ -260,16 +280,43 @@ func (f FilterTrace) describe(person string, inRules bool) string {
 	}
 }
 
-func writeTrace(w io.Writer, t *Trace, indent string) {
+func writeTrace(w io.Writer, t *Trace, indent, person string) {
 	mark := "-"
 	if t.Matched {
 		mark = "+"
 	}
-	line := ""
-	if t.Line > 0 {
-		line = fmt.Sprintf(" (line %d)", t.Line)
+	// A `not` of one condition is one line that says what it excludes: "- not: username =
+	// carol (line 3) excludes carol" rather than "+ username != carol" under "- not".
+	if t.Rule == "not" && len(t.Children) == 1 && t.Children[0].cond != "" {
+		c := t.Children[0]
+		line := c.Line
+		if line == 0 {
+			line = t.Line
+		}
+		verdict := "does not exclude " + person
+		if c.Matched {
+			verdict = "excludes " + person
+		}
+		termsafe.Fprintf(w, "%s%s not: %s%s %s\n", indent, mark, c.cond, lineNote(line), verdict)
+		writeSources(w, c, indent, person)
+		return
 	}
-	termsafe.Fprintf(w, "%s%s %s%s\n", indent, mark, t.Rule, line)
+	termsafe.Fprintf(w, "%s%s %s%s\n", indent, mark, t.Rule, lineNote(t.Line))
+	writeSources(w, t, indent, person)
+	for _, c := range t.Children {
+		writeTrace(w, c, indent+"  ", person)
+	}
+}
+
+func lineNote(line int) string {
+	if line > 0 {
+		return fmt.Sprintf(" (line %d)", line)
+	}
+	return ""
+}
+
+// writeSources writes where a leaf's match comes from: the org-chart path and the groups.
+func writeSources(w io.Writer, t *Trace, indent, person string) {
 	if len(t.OrgChain) > 0 {
 		termsafe.Fprintf(w, "%s    org chart: %s\n", indent, strings.Join(t.OrgChain, " → "))
 	}
@@ -280,10 +327,7 @@ func writeTrace(w io.Writer, t *Trace, indent string) {
 		}
 		termsafe.Fprintf(w, "%s    via %s (%s)%s\n", indent, v.Group, v.File, note)
 		if v.Rules != nil {
-			writeTrace(w, v.Rules, indent+"      ")
+			writeTrace(w, v.Rules, indent+"      ", person)
 		}
-	}
-	for _, c := range t.Children {
-		writeTrace(w, c, indent+"  ")
 	}
 }

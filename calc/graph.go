@@ -22,6 +22,12 @@ func (r *Repo) Dependencies() []Dependency {
 	var out []Dependency
 	seen := map[Dependency]bool{}
 	add := func(d Dependency) {
+		// A group never depends on itself: a rule reference to itself is a cycle (refused at
+		// load), and a filter whose population is the group itself is computed from its
+		// unfiltered rules, so an edge would only draw a loop that moves nothing.
+		if d.From == d.To {
+			return
+		}
 		if !seen[d] {
 			seen[d] = true
 			out = append(out, d)
@@ -80,4 +86,10 @@ func (r *Repo) GroupKeys() []string {
 	}
 	slices.Sort(out)
 	return slices.Compact(out)
+}
+
+// SuggestGroup is the key of the run's group closest to key, for a "did you mean" when a
+// command is asked about a group that does not exist; "" when none is a plausible typo.
+func (r *Repo) SuggestGroup(key string) string {
+	return closest(key, slices.Values(r.GroupKeys()))
 }

@@ -106,7 +106,7 @@ func (r *Repo) reusePeople(peopleFile, mmFile string) bool {
 	st.sameIDs = true
 	r.Reuse.People = true
 	if r.cfg.Orgchart != nil && (mmFile == "" || !st.fileChanged(r, mmFile)) {
-		r.org, r.orgErr, r.mm = b.org, b.orgErr, b.mm
+		r.org, r.orgErr, r.mm, r.mmProblems = b.org, b.orgErr, b.mm, b.mmProblems
 		st.orgSame = true
 		r.Reuse.Orgchart = true
 	}

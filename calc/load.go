@@ -29,14 +29,16 @@ type Repo struct {
 	opt  Options
 	fsys vfs.FS
 	// inc is the reuse plan of an incremental load (nil for a full one).
-	inc      *incState
-	today    validate.Date
-	ignore   bool
-	dir      *people.Directory
-	org      *people.Orgchart
-	orgErr   error                     // why management rules cannot work (set instead of org)
-	mm       map[string]people.Manager // the manager map behind org
-	universe *roaring.Bitmap
+	inc    *incState
+	today  validate.Date
+	ignore bool
+	dir    *people.Directory
+	org    *people.Orgchart
+	orgErr error                     // why management rules cannot work (set instead of org)
+	mm     map[string]people.Manager // the manager map behind org
+	// mmProblems are the manager-map entries whose manager names nobody (checkManagerMap).
+	mmProblems []mmProblem
+	universe   *roaring.Bitmap
 
 	methods  map[string]bool
 	filters  []*filterState
@@ -282,6 +284,9 @@ func load(ctx context.Context, path string, opt Options) (*Repo, *validate.Colle
 	if enumErr != nil {
 		return nil, nil, enumErr
 	}
+	if !r.noPeople {
+		r.reportManagerMap(c)
+	}
 	r.Timings.Load = time.Since(start)
 	return r, c, nil
 }
@@ -428,6 +433,7 @@ func (r *Repo) setOrgchart(m map[string]people.Manager, err error, c *validate.C
 		r.orgErr = fmt.Errorf("%v: %w", err, people.ErrManagerMap)
 	default:
 		r.org, r.mm = people.NewOrgchart(r.dir, m), m
+		r.checkManagerMap()
 	}
 }
 

@@ -67,12 +67,30 @@ type GroupDiff struct {
 	Description *[2]string `json:"description,omitempty"`
 	// Metadata lists the keys whose value changed.
 	Metadata []MetaChange `json:"metadata,omitempty"`
+	// Edited: the change edits this group's own file (created, deleted or changed); set by
+	// MarkEdited. The others changed through references, filters or the org chart. The
+	// Markdown comment leads with the edited groups and never leaves them out.
+	Edited bool `json:"edited,omitempty"`
+}
+
+// MarkEdited sets Edited on the groups whose file (GroupDiff.File, as Compare reports it)
+// the change edits.
+func (d *Diff) MarkEdited(edited func(file string) bool) {
+	for _, g := range d.Groups {
+		g.Edited = edited(g.File)
+	}
 }
 
 // Member is one person added or removed, with the reason in one line.
 type Member struct {
 	UID    string `json:"uid"`
 	Reason string `json:"reason,omitempty"`
+	// Via is the first step of Reason when the reason goes on through a referenced group or
+	// an org-chart chain ("group = pizza_teams/sre (groups/apps/wiki.txt:2)"): the rule of
+	// this group's file that the people share, while the rest of each chain is their own.
+	// The Markdown comment lists the people of one Via (or of one whole Reason) together.
+	// Empty when the reason is one step.
+	Via string `json:"-"`
 }
 
 // MetaChange is one metadata key that changed (nil Old: added; nil New: removed).
@@ -94,13 +112,14 @@ func Compare(base, head *calc.Result, opt Options) *Diff {
 	}
 	d := &Diff{Groups: []*GroupDiff{}}
 	budget := max(opt.MaxReasons, 0)
-	explain := func(res *calc.Result, key, uid string, added bool, other *calc.Result) string {
+	explain := func(res *calc.Result, key, uid string, added bool, other *calc.Result) Member {
 		if budget == 0 {
 			d.Unexplained++
-			return ""
+			return Member{UID: uid}
 		}
 		budget--
-		return reason(res, other, key, uid, added)
+		r := reason(res, other, key, uid, added)
+		return Member{UID: uid, Reason: r.text, Via: r.via}
 	}
 	keys := map[string]bool{}
 	for _, g := range base.Groups {
@@ -118,7 +137,7 @@ func Compare(base, head *calc.Result, opt Options) *Diff {
 		case b == nil:
 			gd := &GroupDiff{Key: k, OU: h.OU, DN: h.DN, File: h.File, Status: Created}
 			for _, m := range h.Members {
-				gd.Added = append(gd.Added, Member{UID: m, Reason: explain(head, k, m, true, nil)})
+				gd.Added = append(gd.Added, explain(head, k, m, true, nil))
 			}
 			d.Groups = append(d.Groups, gd)
 		case h == nil:
@@ -134,10 +153,10 @@ func Compare(base, head *calc.Result, opt Options) *Diff {
 			gd := &GroupDiff{Key: k, OU: h.OU, DN: h.DN, File: h.File, Status: Changed}
 			add, rem := members(b.Members, h.Members)
 			for _, m := range add {
-				gd.Added = append(gd.Added, Member{UID: m, Reason: explain(head, k, m, true, base)})
+				gd.Added = append(gd.Added, explain(head, k, m, true, base))
 			}
 			for _, m := range rem {
-				gd.Removed = append(gd.Removed, Member{UID: m, Reason: explain(base, k, m, false, head)})
+				gd.Removed = append(gd.Removed, explain(base, k, m, false, head))
 			}
 			if b.Description != h.Description {
 				gd.Description = &[2]string{b.Description, h.Description}
@@ -247,71 +266,94 @@ func (d *Diff) Summary() (perOU []OUSummary, total OUSummary) {
 	return perOU, total
 }
 
+// because is a reason in one line and its first step when it goes on (see Member.Via).
+type because struct{ text, via string }
+
+// step is a reason of one step.
+func step(text string) because { return because{text: text} }
+
+// then is the reason "first (at) → rest": first is the step the people of a group share.
+func then(pre, first, at string, rest string) because {
+	return because{text: fmt.Sprintf("%s%s (%s) → %s", pre, first, at, rest), via: fmt.Sprintf("%s%s (%s)", pre, first, at)}
+}
+
+// withPrefix puts p in front of a reason and of its first step.
+func (b because) withPrefix(p string) because {
+	if b.text == "" {
+		return b
+	}
+	b.text = p + b.text
+	if b.via != "" {
+		b.via = p + b.via
+	}
+	return b
+}
+
 // reason explains in one line why uid was added to (added) or removed from group key:
 // res is the side where uid is a member, other the side where it is not (nil for a created
 // group).
-func reason(res, other *calc.Result, key, uid string, added bool) string {
+func reason(res, other *calc.Result, key, uid string, added bool) because {
 	if other == nil {
 		ex, err := res.Explain(key, uid)
 		if err != nil || !ex.Known {
-			return ""
+			return because{}
 		}
-		if r := why(ex.Rules, ex.File, 0); r != "" {
+		if r := why(ex.Rules, ex.File, 0); r.text != "" {
 			return r
 		}
-		return "matched by the rules of " + ex.File
+		return step("matched by the rules of " + ex.File)
 	}
-	if r := changedPath(res, other, key, uid, added, 0); r != "" {
+	if r := changedPath(res, other, key, uid, added, 0); r.text != "" {
 		return r
 	}
 	if added {
-		return "matched by the rules of the group"
+		return step("matched by the rules of the group")
 	}
-	return "no longer matched by the rules of the group"
+	return step("no longer matched by the rules of the group")
 }
 
 // changedPath finds what makes uid a member of key in from and not in to: a filter, a
 // whole-file expiration, or the rule path that matches only in from, followed into
 // referenced groups (whose own change is the real reason) and org-chart chains.
-func changedPath(from, to *calc.Result, key, uid string, added bool, depth int) string {
+func changedPath(from, to *calc.Result, key, uid string, added bool, depth int) because {
 	fx, err := from.Explain(key, uid)
 	if err != nil || !fx.Known {
-		return ""
+		return because{}
 	}
 	tx, err := to.Explain(key, uid)
 	var nf *calc.NotFoundError
 	if errors.As(err, &nf) && !added {
-		return "group " + key + " deleted (" + fx.File + ")"
+		return step("group " + key + " deleted (" + fx.File + ")")
 	}
 	if err != nil || !tx.Known {
 		if added {
 			return why(fx.Rules, fx.File, 0)
 		}
-		return "no longer matched: " + why(fx.Rules, fx.File, 0)
+		return why(fx.Rules, fx.File, 0).withPrefix("no longer matched: ")
 	}
 	// Filters and the whole-file expiration act after the rules.
 	if tx.InRules && fx.InRules {
 		for _, f := range tx.Filters {
 			if f.Removed {
 				if added {
-					return fmt.Sprintf("no longer removed by filter %s (%s = %s in %s)", f.Filter, f.Filter, settingOf(fx, f.Filter), fx.File)
+					return step(fmt.Sprintf("no longer removed by filter %s (%s = %s in %s)", f.Filter, f.Filter, settingOf(fx, f.Filter), fx.File))
 				}
-				return fmt.Sprintf("removed by filter %s (%s = %s in %s)", f.Filter, f.Filter, f.Setting, tx.File)
+				return step(fmt.Sprintf("removed by filter %s (%s = %s in %s)", f.Filter, f.Filter, f.Setting, tx.File))
 			}
 		}
 		if fe := tx.FileExpiration; fe != nil && fe.Reached {
 			if added {
-				return fmt.Sprintf("the whole-file expiration %s no longer applies (%s)", fe.Date, fx.File)
+				return step(fmt.Sprintf("the whole-file expiration %s no longer applies (%s)", fe.Date, fx.File))
 			}
-			return fmt.Sprintf("expiration %s passed: the whole file expired (%s:%d)", fe.Date, tx.File, fe.Line)
+			return step(fmt.Sprintf("expiration %s passed: the whole file expired (%s:%d)", fe.Date, tx.File, fe.Line))
 		}
 	}
 	lost := lostLeaf(fx.Rules, tx.Rules)
 	if lost == nil {
-		if r := why(fx.Rules, fx.File, 0); r != "" {
-			return prefix(added) + r
+		if r := why(fx.Rules, fx.File, 0); r.text != "" {
+			return r.withPrefix(prefix(added))
 		}
-		return ""
+		return because{}
 	}
 	at := fmt.Sprintf("%s:%d", fx.File, lost.Line)
 	// Through a referenced group: the reason is what changed in that group.
@@ -319,23 +361,23 @@ func changedPath(from, to *calc.Result, key, uid string, added bool, depth int) 
 		if v.Expired || depth >= 6 {
 			continue
 		}
-		if inner := changedPath(from, to, v.Group, uid, added, depth+1); inner != "" {
-			if p := prefix(added); p != "" && strings.HasPrefix(inner, p) {
-				return fmt.Sprintf("%s%s (%s) → %s", p, lost.Rule, at, strings.TrimPrefix(inner, p))
+		if inner := changedPath(from, to, v.Group, uid, added, depth+1); inner.text != "" {
+			if p := prefix(added); p != "" && strings.HasPrefix(inner.text, p) {
+				return then(p, lost.Rule, at, strings.TrimPrefix(inner.text, p))
 			}
-			return fmt.Sprintf("%s (%s) → %s", lost.Rule, at, inner)
+			return then("", lost.Rule, at, inner.text)
 		}
 	}
 	if !added {
 		for _, l := range tx.ExpiredLines {
 			if strings.Contains(l.Text, lost.Rule) || strings.Contains(strings.ToLower(l.Text), "= "+strings.ToLower(uid)) {
-				return fmt.Sprintf("expiration %s passed: %s (%s:%d)", l.Date, strings.TrimSpace(l.Text), tx.File, l.Line)
+				return step(fmt.Sprintf("expiration %s passed: %s (%s:%d)", l.Date, strings.TrimSpace(l.Text), tx.File, l.Line))
 			}
 		}
 	} else {
 		for _, l := range tx.ExpiredLines {
 			if strings.Contains(l.Text, lost.Rule) {
-				return fmt.Sprintf("%s (%s; its expiration %s no longer applies)", lost.Rule, at, l.Date)
+				return step(fmt.Sprintf("%s (%s; its expiration %s no longer applies)", lost.Rule, at, l.Date))
 			}
 		}
 	}
@@ -344,11 +386,11 @@ func changedPath(from, to *calc.Result, key, uid string, added bool, depth int) 
 		if !added {
 			was = "org chart was"
 		}
-		return fmt.Sprintf("%s%s (%s; %s: %s)", prefix(added), lost.Rule, at, was, strings.Join(lost.OrgChain, " → "))
+		return because{text: fmt.Sprintf("%s%s (%s; %s: %s)", prefix(added), lost.Rule, at, was, strings.Join(lost.OrgChain, " → ")),
+			via: fmt.Sprintf("%s%s (%s)", prefix(added), lost.Rule, at)}
 	}
-	return fmt.Sprintf("%s%s (%s)", prefix(added), lost.Rule, at)
+	return step(fmt.Sprintf("%s%s (%s)", prefix(added), lost.Rule, at))
 }
-
 func prefix(added bool) string {
 	if added {
 		return ""
@@ -421,36 +463,37 @@ func firstMatched(t *calc.Trace) *calc.Trace {
 
 // why is the first matched path of a rule tree in one line: the rule and where it is,
 // followed through referenced groups and org-chart chains.
-func why(t *calc.Trace, file string, depth int) string {
+func why(t *calc.Trace, file string, depth int) because {
 	if t == nil || !t.Matched || depth > 8 {
-		return ""
+		return because{}
 	}
 	switch {
 	case t.Rule == "not":
-		return ""
+		return because{}
 	case len(t.Children) > 0:
 		for _, c := range t.Children {
 			if c.Rule == "not" {
 				continue
 			}
-			if r := why(c, file, depth); r != "" {
+			if r := why(c, file, depth); r.text != "" {
 				return r
 			}
 		}
-		return ""
+		return because{}
 	}
 	at := fmt.Sprintf("%s:%d", file, t.Line)
 	if len(t.OrgChain) > 0 {
-		return fmt.Sprintf("%s (%s; org chart: %s)", t.Rule, at, strings.Join(t.OrgChain, " → "))
+		return because{text: fmt.Sprintf("%s (%s; org chart: %s)", t.Rule, at, strings.Join(t.OrgChain, " → ")),
+			via: fmt.Sprintf("%s (%s)", t.Rule, at)}
 	}
 	for _, v := range t.Via {
 		if v.Expired {
 			continue
 		}
-		if inner := why(v.Rules, v.File, depth+1); inner != "" {
-			return fmt.Sprintf("%s (%s) → %s", t.Rule, at, inner)
+		if inner := why(v.Rules, v.File, depth+1); inner.text != "" {
+			return then("", t.Rule, at, inner.text)
 		}
-		return fmt.Sprintf("%s (%s)", t.Rule, at)
+		return step(fmt.Sprintf("%s (%s)", t.Rule, at))
 	}
-	return fmt.Sprintf("%s (%s)", t.Rule, at)
+	return step(fmt.Sprintf("%s (%s)", t.Rule, at))
 }

@@ -39,6 +39,7 @@ func cmdDiff(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	format := fs.String("format", "text", "output format: text, json or markdown")
 	detailed := fs.Bool("detailed-exitcode", false, "exit 0 when nothing changes, 2 when something does (access or the configuration), 1 on error")
 	limit := fs.Int("markdown-limit", review.GitHubCommentLimit, "largest Markdown output in characters (GitHub comments max out at 65536)")
+	outFull := fs.String("out-full", "", "also write the whole diff, in the same --format, to this file: no size limit and every person named (the comment may be shortened)")
 	if !parseFlags(fs, args, stderr) {
 		return exitUsage
 	}
@@ -89,17 +90,15 @@ func cmdDiff(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		return de.code
 	}
 	d := out.diff
-	switch *format {
-	case "json":
-		err = d.WriteJSON(stdout)
-	case "markdown":
-		err = d.WriteMarkdown(stdout, review.MarkdownOptions{Limit: *limit})
-	default:
-		err = d.WriteText(stdout)
-	}
-	if err != nil {
+	if err := writeDiff(stdout, d, *format, review.MarkdownOptions{Limit: *limit}); err != nil {
 		fmt.Fprintf(stderr, "entitlements diff: writing output: %v\n", err)
 		return exitError
+	}
+	if *outFull != "" {
+		if err := writeDiffFile(*outFull, d, *format); err != nil {
+			fmt.Fprintf(stderr, "entitlements diff: --out-full: %v\n", err)
+			return exitError
+		}
 	}
 	if c.verbose {
 		fmt.Fprintf(stderr, "%s\ndiff: %s\n", out.stats, time.Since(start).Round(time.Millisecond))
@@ -108,6 +107,32 @@ func cmdDiff(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		return exitChanges
 	}
 	return exitOK
+}
+
+// writeDiff renders the diff in format.
+func writeDiff(w io.Writer, d *review.Diff, format string, mopt review.MarkdownOptions) error {
+	switch format {
+	case "json":
+		return d.WriteJSON(w)
+	case "markdown":
+		return d.WriteMarkdown(w, mopt)
+	default:
+		return d.WriteText(w)
+	}
+}
+
+// writeDiffFile writes the whole diff to path (--out-full): the text and JSON forms are
+// whole anyway, the Markdown one is rendered without a size limit.
+func writeDiffFile(path string, d *review.Diff, format string) error {
+	f, err := os.Create(path)
+	if err != nil {
+		return err
+	}
+	if err := writeDiff(f, d, format, review.MarkdownOptions{Full: true}); err != nil {
+		f.Close()
+		return err
+	}
+	return f.Close()
 }
 
 // diffInput is what a diff compares and how.
@@ -277,6 +302,13 @@ func diffRevisions(ctx context.Context, in diffInput) (*diffOutput, error) {
 	t2 := time.Now()
 	pprof.SetGoroutineLabels(pprof.WithLabels(ctx, pprof.Labels("diff", "compare")))
 	d := review.Compare(base.res, head.res, review.Options{})
+	// The groups whose own file the change edits lead the comment: the file list names
+	// paths from the top of the repository, the groups name theirs as the loader shows them.
+	edited := make(map[string]bool, len(l.changed))
+	for _, p := range l.changed {
+		edited[cfg.Rel("/"+p)] = true
+	}
+	d.MarkEdited(func(file string) bool { return edited[file] })
 	d.Config = cfgDiff
 	d.Sources = used.sources(cfg, in.ldapSnapshot)
 	ms := func(d time.Duration) time.Duration { return d.Round(time.Millisecond) }

@@ -37,7 +37,11 @@ func cmdGraph(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 	nodes, edges := repo.GroupKeys(), repo.Dependencies()
 	if *group != "" {
 		if !slices.Contains(nodes, *group) {
-			fmt.Fprintf(stderr, "entitlements graph: no group %q in this repo\n", *group)
+			hint := ""
+			if s := repo.SuggestGroup(*group); s != "" {
+				hint = fmt.Sprintf("; did you mean %q?", s)
+			}
+			fmt.Fprintf(stderr, "entitlements graph: no group %q in this repo%s\n", *group, hint)
 			return exitError
 		}
 		nodes, edges = around(*group, edges)

@@ -9,7 +9,7 @@
 //	entitlements apply    --config PATH [--state FILE] [--yes] [PLANFILE]
 //	entitlements apply    PLANFILE [--allow-partial]
 //	entitlements show     PLANFILE [--format text|json|markdown]
-//	entitlements diff     --config PATH --base REV|A...B [--head REV] [--merge-base] [--format text|json|markdown] [--detailed-exitcode]
+//	entitlements diff     --config PATH --base REV|A...B [--head REV] [--merge-base] [--format text|json|markdown] [--out-full FILE] [--detailed-exitcode]
 //	entitlements bench    --people N [--dir DIR]
 package main
 
@@ -31,6 +31,7 @@ import (
 	"github.com/entitlements-go/entitlements/backends"
 
 	"github.com/entitlements-go/entitlements/calc"
+	"github.com/entitlements-go/entitlements/internal/suggest"
 	"github.com/entitlements-go/entitlements/internal/termsafe"
 	"github.com/entitlements-go/entitlements/providers/ldap/ldapcalc"
 	"github.com/entitlements-go/entitlements/validate"
@@ -122,8 +123,26 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		fmt.Fprint(stdout, usage)
 		return exitOK
 	}
-	fmt.Fprintf(stderr, "entitlements: unknown command %q\n\n%s", cmd, usage)
+	hint := ""
+	if s := suggest.Closest(cmd, commandNames); s != "" {
+		hint = fmt.Sprintf("; did you mean %q?", s)
+	}
+	fmt.Fprintf(stderr, "entitlements: unknown command %q%s\n\n%s", cmd, hint, usage)
 	return exitUsage
+}
+
+// commandNames yields the commands listed in usage, so that the suggestion for a mistyped
+// command can never name one the help does not.
+func commandNames(yield func(string) bool) {
+	_, list, _ := strings.Cut(usage, "commands:\n")
+	for line := range strings.Lines(list) {
+		if !strings.HasPrefix(line, "  ") {
+			return
+		}
+		if f := strings.Fields(line); len(f) > 0 && !yield(f[0]) {
+			return
+		}
+	}
 }
 
 // common holds the flags every calculating command shares.
