@@ -171,6 +171,7 @@ func (r *Registry) provider(ou *config.OU) (*Provider, error) {
 	}
 	p.svc = svc
 	p.reg = r
+	p.identity = identity
 	return p, nil
 }
 
