@@ -301,6 +301,25 @@ func (g *GitRepo) checkoutBranch(ctx context.Context) error {
 	return err
 }
 
+// Reachable checks, reading only, that the remote answers with the configured key and a
+// known host key (`entitlements doctor`): one `git ls-remote` of the branch. A branch that
+// does not exist yet is fine (the first commit creates it).
+func (g *GitRepo) Reachable(ctx context.Context) error {
+	if g.key != nil && g.tmp == "" {
+		tmp, err := os.MkdirTemp("", "entitlements-audit-")
+		if err != nil {
+			return err
+		}
+		g.tmp = tmp
+		defer g.Close()
+		if err := os.WriteFile(filepath.Join(tmp, "key"), g.key, 0o600); err != nil {
+			return err
+		}
+	}
+	_, err := g.git(ctx, os.TempDir(), true, "ls-remote", "--heads", "--", g.url, g.branch)
+	return err
+}
+
 // Close implements Auditor: the key is removed from disk.
 func (g *GitRepo) Close() error {
 	if g.tmp == "" {

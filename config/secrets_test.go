@@ -197,6 +197,20 @@ func TestNoErrorShowsASecret(t *testing.T) {
 		"github credential kind literal": func(s string) string {
 			return strings.Replace(s, "    token: ${GITHUB_TOKEN}\n", "    token: ${GITHUB_TOKEN}\n    credential: "+sentinel+"\n", 1)
 		},
+		// Issue 24 item 2: aad credential kinds and certificate keys, literal and from the
+		// environment, in every error they can cause.
+		"aad credential kind literal": func(s string) string {
+			return strings.Replace(s, "    type: aad\n", "    type: aad\n    credential: "+sentinel+"-literal-kind\n", 1)
+		},
+		"aad credential kind from env": func(s string) string {
+			return strings.Replace(s, "    type: aad\n", "    type: aad\n    credential: ${AAD_KIND}\n", 1)
+		},
+		"aad certificate without path": func(s string) string {
+			return strings.Replace(s, "    type: aad\n", "    type: aad\n    credential: certificate\n    client_certificate_password: "+sentinel+"-literal-certpw\n", 1)
+		},
+		"aad two credentials": func(s string) string {
+			return strings.Replace(s, "    type: aad\n", "    type: aad\n    client_certificate_path: ${CERT_PATH}\n    client_certificate_password: "+sentinel+"-literal-certpw\n", 1)
+		},
 		"top not a map": func(string) string { return "- ${X}\n- " + sentinel + "\n" },
 	}
 	for name, mut := range muts {

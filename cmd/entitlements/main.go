@@ -61,6 +61,7 @@ commands:
   apply     make those changes (asks first on a terminal; --yes, or a saved plan file)
   show      print a saved plan file (text, json or markdown) and how it was made
   diff      who gains or loses which access between two git revisions, and why
+  doctor    check each target's credential, permissions, rate limits and clock (writes nothing)
   graph     print the dependency graph of groups (dot or mermaid)
   bench     generate a synthetic repo and time load, validate and calculate
   version   print the version of this binary (also --version)
@@ -116,6 +117,8 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		return cmdDiff(ctx, rest, stdout, stderr)
 	case "show":
 		return cmdShow(ctx, rest, stdout, stderr)
+	case "doctor":
+		return cmdDoctor(ctx, rest, stdout, stderr)
 	case "help", "-h", "--help":
 		if len(rest) > 0 {
 			return run(ctx, []string{rest[0], "-h"}, stdout, stderr)

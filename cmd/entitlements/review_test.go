@@ -493,6 +493,9 @@ func TestExampleWorkflow(t *testing.T) {
 		{"entitlements-review.yml", "pull_request", []string{"validate", "diff"}, nil, nil},
 		{"entitlements-apply.yml", "push", []string{"validate", "plan", "apply"},
 			[]string{"GITHUB_APP_ID", "GITHUB_APP_PRIVATE_KEY"}, []string{"plan", "apply"}},
+		// Issue 24 item 2: a GitHub App and Azure OIDC, no stored PAT or client secret.
+		{"entitlements-apply-azure.yml", "push", []string{"validate", "plan", "apply"},
+			[]string{"GITHUB_APP_ID", "GITHUB_APP_PRIVATE_KEY", "AZURE_TENANT_ID", "AZURE_CLIENT_ID"}, []string{"plan", "apply"}},
 	} {
 		t.Run(tc.file, func(t *testing.T) {
 			data, err := os.ReadFile("../../examples/github-actions/" + tc.file)
@@ -510,6 +513,14 @@ func TestExampleWorkflow(t *testing.T) {
 			}
 			if err := yaml.Unmarshal(data, &wf); err != nil {
 				t.Fatalf("the workflow is not valid YAML: %v", err)
+			}
+			for _, stored := range []string{"AZURE_CLIENT_SECRET", "GITHUB_TOKEN"} {
+				if strings.Contains(string(data), stored) {
+					t.Errorf("the workflow mentions %s: it must need no stored PAT or client secret", stored)
+				}
+			}
+			if strings.Contains(tc.file, "azure") && wf.Permissions["id-token"] != "write" {
+				t.Errorf("permissions %v: Azure OIDC needs id-token: write", wf.Permissions)
 			}
 			if _, ok := wf.On[tc.trigger]; !ok {
 				t.Errorf("the workflow does not run on %s", tc.trigger)

@@ -444,8 +444,20 @@ func TestProviderErrors(t *testing.T) {
 		static            bool
 		env               map[string]string
 	}{
-		{"no credentials", "", "tenant_id (or $AZURE_TENANT_ID), client_id (or $AZURE_CLIENT_ID), client_secret", false, nil},
-		{"secret only from env", "tenant_id: t\nclient_id: c", "client_secret (or $AZURE_CLIENT_SECRET)", false, nil},
+		// Issue 24: no credential key and no $AZURE_CLIENT_SECRET is azidentity's chain, which
+		// fails when a token is requested, not here.
+		{"no credentials: default chain", "", "", false, nil},
+		{"client secret, nothing given", "credential: client_secret", "credential client_secret: missing tenant_id (or $AZURE_TENANT_ID), client_id (or $AZURE_CLIENT_ID), client_secret", false, nil},
+		{"secret only from env", "tenant_id: t\nclient_id: c\ncredential: client_secret", "client_secret (or $AZURE_CLIENT_SECRET)", false, nil},
+		{"certificate without file", "tenant_id: t\nclient_id: c\ncredential: certificate\nclient_certificate_path: /nonexistent/c.pem", "reading client_certificate_path", false, nil},
+		{"workload identity without token file", "tenant_id: t\nclient_id: c\ncredential: workload_identity", "missing $AZURE_FEDERATED_TOKEN_FILE", false, nil},
+		{"github oidc outside Actions", "credential: github_oidc", "missing tenant_id (or $AZURE_TENANT_ID), client_id (or $AZURE_CLIENT_ID), " +
+			"$ACTIONS_ID_TOKEN_REQUEST_URL (the job needs `permissions: id-token: write`), $ACTIONS_ID_TOKEN_REQUEST_TOKEN", false, nil},
+		{"github oidc", "credential: github_oidc", "", false, map[string]string{"AZURE_TENANT_ID": "t", "AZURE_CLIENT_ID": "c",
+			"ACTIONS_ID_TOKEN_REQUEST_URL": "https://actions.example/x", "ACTIONS_ID_TOKEN_REQUEST_TOKEN": "rt"}},
+		{"managed identity", "credential: managed_identity\nclient_id: c", "", false, nil},
+		{"azure cli", "credential: azure_cli", "", false, nil},
+		{"unknown kind (config built in code)", "credential: pat", `unknown Azure AD credential kind "pat"`, false, nil},
 		{"env credentials", "", "", false, map[string]string{"AZURE_TENANT_ID": "t", "AZURE_CLIENT_ID": "c", "AZURE_CLIENT_SECRET": "s"}},
 		{"bad format", "user_principal_format: nokey", "must contain %KEY%", true, nil},
 		{"delete without prefix", "delete_groups: true", "managed_prefix", true, nil},

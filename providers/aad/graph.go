@@ -159,6 +159,9 @@ type graph struct {
 	adapter *msgraph.GraphRequestAdapter
 	client  *msgraph.GraphServiceClient
 	base    string // the adapter base URL, no trailing slash
+	// cred and scope give the Graph token (doctor reads its claims).
+	cred  azcore.TokenCredential
+	scope string
 }
 
 // newGraph builds the SDK client as spec 4.5 describes: a bearer-token provider, the Graph
@@ -208,7 +211,7 @@ func newGraph(reg *Registry, base string, cred azcore.TokenCredential) (*graph, 
 	}
 	base = strings.TrimRight(base, "/")
 	adapter.SetBaseUrl(base)
-	return &graph{reg: reg, adapter: adapter, client: msgraph.NewGraphServiceClient(adapter), base: base}, nil
+	return &graph{reg: reg, adapter: adapter, client: msgraph.NewGraphServiceClient(adapter), base: base, cred: cred, scope: tp.scope}, nil
 }
 
 // errorMapping decodes every error reply as an OData error (it carries the status code and

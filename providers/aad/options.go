@@ -44,10 +44,15 @@ type Options struct {
 	// requests are in flight. An HTTPClient without a Transport gets that pooled transport too
 	// (never http.DefaultTransport), with the client's Timeout.
 	HTTPClient *http.Client
-	// TokenCredential authenticates every Graph request instead of the client-secret
-	// credentials of the OU (tenant_id, client_id, client_secret or their AZURE_*
-	// environment variables). Tests pass a static token.
+	// TokenCredential authenticates every Graph request instead of the credential of the OU
+	// (its `credential` kind and keys, or their AZURE_* environment variables: README
+	// "Credentials"). Tests pass a static token.
 	TokenCredential azcore.TokenCredential
+	// AuthorityHost is the Microsoft identity platform's host ("https://login.example/")
+	// for every credential, with instance discovery off (that authority must be trusted as
+	// it is). Default: azidentity's, which honours $AZURE_AUTHORITY_HOST. Tests point it at
+	// a fakegraph server's LoginURL.
+	AuthorityHost string
 	// PoolSize bounds Graph requests in flight (and so connections) for the whole Registry,
 	// shared by every OU: Graph throttles per tenant and application, not per OU. Default 4.
 	PoolSize int
@@ -98,8 +103,12 @@ type Options struct {
 	// refreshes it (for long-running embedders that prefer a slightly old answer to a wait;
 	// plans built on it may be stale). Default false.
 	StaleWhileRevalidate bool
-	// Getenv reads AZURE_TENANT_ID, AZURE_CLIENT_ID and AZURE_CLIENT_SECRET when the OU does
-	// not set tenant_id, client_id or client_secret. Default os.LookupEnv.
+	// Getenv reads the environment variables of the credentials (AZURE_TENANT_ID,
+	// AZURE_CLIENT_ID, AZURE_CLIENT_SECRET when the OU does not set tenant_id, client_id or
+	// client_secret; AZURE_CLIENT_CERTIFICATE_PASSWORD, AZURE_FEDERATED_TOKEN_FILE,
+	// ACTIONS_ID_TOKEN_REQUEST_URL and ACTIONS_ID_TOKEN_REQUEST_TOKEN). The managed-identity,
+	// Azure CLI and default kinds read theirs through azidentity, from the process
+	// environment. Default os.LookupEnv.
 	Getenv func(string) (string, bool)
 	// Logger receives every write at info level (what changed: the group, the member added
 	// or removed, the description set, the group created or deleted, and the outcome; failed

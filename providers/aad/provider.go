@@ -19,6 +19,7 @@ type Provider struct {
 	svc *service
 
 	ou, base             string
+	identity             string // "kind:tenant/client" (or "static"), for doctor
 	upnPrefix, upnSuffix string
 	createMissing        bool
 	ignoreNotFound       bool

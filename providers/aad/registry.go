@@ -12,7 +12,6 @@ import (
 	"github.com/entitlements-go/entitlements/providers/aad/aadspec"
 
 	"github.com/Azure/azure-sdk-for-go/sdk/azcore"
-	"github.com/Azure/azure-sdk-for-go/sdk/azidentity"
 
 	"github.com/entitlements-go/entitlements/cache"
 	"github.com/entitlements-go/entitlements/config"
@@ -161,40 +160,10 @@ func (r *Registry) provider(ou *config.OU) (*Provider, error) {
 	cred := r.opt.TokenCredential
 	identity := "static"
 	if cred == nil {
-		env := func(key, envName string) string {
-			if v := get(key); v != "" {
-				return v
-			}
-			v, _ := r.opt.Getenv(envName)
-			return strings.TrimSpace(v)
+		var err error
+		if cred, identity, err = r.credential(ou); err != nil {
+			return nil, err
 		}
-		tenant, client, secret := env("tenant_id", "AZURE_TENANT_ID"), env("client_id", "AZURE_CLIENT_ID"), env("client_secret", "AZURE_CLIENT_SECRET")
-		var missing []string
-		for _, x := range []struct{ v, key, env string }{{tenant, "tenant_id", "AZURE_TENANT_ID"},
-			{client, "client_id", "AZURE_CLIENT_ID"}, {secret, "client_secret", "AZURE_CLIENT_SECRET"}} {
-			if x.v == "" {
-				missing = append(missing, fmt.Sprintf("%s (or $%s)", x.key, x.env))
-			}
-		}
-		if len(missing) > 0 {
-			return nil, fmt.Errorf("OU %s: Azure AD credentials missing: %s", ou.Key, strings.Join(missing, ", "))
-		}
-		r.secrets.Add(secret)
-		copt := &azidentity.ClientSecretCredentialOptions{}
-		// Token requests share the keep-alive transport too (uncounted: they are not Graph),
-		// with their answers capped like Graph's.
-		hc := &http.Client{Transport: r.capped, Timeout: r.timeout}
-		if r.transport == nil {
-			c := *r.opt.HTTPClient
-			c.Transport = r.capped
-			hc = &c
-		}
-		copt.ClientOptions.Transport = hc
-		c, err := azidentity.NewClientSecretCredential(tenant, client, secret, copt)
-		if err != nil {
-			return nil, r.secrets.Error(fmt.Errorf("OU %s: Azure AD credentials: %w", ou.Key, err))
-		}
-		cred, identity = c, tenant+"/"+client
 	}
 	svc, err := r.service(base, cred, identity)
 	if err != nil {
@@ -202,6 +171,7 @@ func (r *Registry) provider(ou *config.OU) (*Provider, error) {
 	}
 	p.svc = svc
 	p.reg = r
+	p.identity = identity
 	return p, nil
 }
 

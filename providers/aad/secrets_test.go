@@ -154,3 +154,61 @@ people_data_source: yaml
 		})
 	}
 }
+
+// actionsThenEcho answers the GitHub Actions ID-token request with idToken (or, when
+// idToken is "", refuses it quoting the Authorization header) and hands every other request
+// to echoLogin, whose token endpoint quotes the request body: the assertion.
+type actionsThenEcho struct{ idToken string }
+
+func (a actionsThenEcho) RoundTrip(r *http.Request) (*http.Response, error) {
+	if r.URL.Host != "actions.example" {
+		return echoLogin{}.RoundTrip(r)
+	}
+	status, body := 200, `{"count":1,"value":"`+a.idToken+`"}`
+	if a.idToken == "" {
+		status, body = 401, `{"message":"bad token `+r.Header.Get("Authorization")+`"}`
+	}
+	return &http.Response{StatusCode: status, Status: http.StatusText(status), Proto: "HTTP/1.1", ProtoMajor: 1, ProtoMinor: 1,
+		Header: http.Header{"Content-Type": {"application/json"}}, Body: io.NopCloser(strings.NewReader(body)), Request: r}, nil
+}
+
+// Issue 24 item 2: github_oidc's request token and ID tokens never reach an error or a log
+// line, even when the Actions endpoint quotes the request token or the identity platform
+// quotes the assertion.
+func TestOIDCCredentialsNeverInErrorsOrLogs(t *testing.T) {
+	const requestToken = "S3NT1NEL-actions-request-token"
+	const idToken = "eyS3NT1NEL.id-token.payload.sig"
+	for _, tc := range []struct {
+		name string
+		rt   http.RoundTripper
+	}{
+		{"Actions quotes the request token", actionsThenEcho{}},
+		{"token endpoint quotes the assertion", actionsThenEcho{idToken: idToken}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			e := newEnv(t, fakegraph.Options{}, "credential: github_oidc\ntenant_id: contoso-tenant\nclient_id: 0f0e0d0c-aaaa-bbbb-cccc-000000000001", 2)
+			e.seedUsers(e.people...)
+			e.group("g", []string{"u000"})
+			var logs bytes.Buffer
+			vars := map[string]string{"ACTIONS_ID_TOKEN_REQUEST_URL": "https://actions.example/idtoken?api-version=2.0",
+				"ACTIONS_ID_TOKEN_REQUEST_TOKEN": requestToken}
+			reg := NewRegistry(Options{Sleep: e.sleep.Sleep, MaxAttempts: 2, Logger: slog.New(slog.NewTextHandler(&logs, nil)),
+				HTTPClient: &http.Client{Transport: tc.rt}, Getenv: func(k string) (string, bool) { v, ok := vars[k]; return v, ok }})
+			defer reg.Close()
+			_, tp, _ := e.plan(reg, false)
+			if tp.Err == nil {
+				t.Fatal("the plan did not fail")
+			}
+			all := tp.Err.Error() + "\n" + logs.String()
+			for _, s := range []string{requestToken, idToken, url.QueryEscape(idToken)} {
+				if strings.Contains(all, s) {
+					t.Errorf("%s leaked:\n%s", s, all)
+				}
+			}
+			if !strings.Contains(all, "[REDACTED]") {
+				t.Errorf("nothing was masked, so nothing was quoted: the test proves nothing:\n%s", all)
+			}
+			t.Logf("messages:\n%s", all)
+		})
+	}
+}

@@ -87,6 +87,9 @@ type Options struct {
 	// DenyUserReads refuses every user read (GET /users, /users/{id}) with 403
 	// Authorization_RequestDenied, as Graph does for an application without User.Read.All.
 	DenyUserReads bool
+	// Identity configures the identity endpoints (LoginURL): token lifetimes, the Actions
+	// request token, the managed-identity header.
+	Identity IdentityOptions
 }
 
 // Group is a group as the fake stores it.
@@ -181,6 +184,10 @@ type Server struct {
 	lagRefusals, invalid                          atomic.Int64
 	routeMu                                       sync.Mutex
 	routes                                        map[string]int64
+
+	// id is the identity endpoints, started on first use (LoginURL, RegisterApp, ...).
+	idOnce sync.Once
+	id     atomic.Pointer[identity]
 }
 
 // New starts a fake Graph server. Close it when done.
@@ -208,7 +215,12 @@ func New(opt Options) *Server {
 }
 
 // Close shuts the server down.
-func (s *Server) Close() { s.srv.Close() }
+func (s *Server) Close() {
+	s.srv.Close()
+	if id := s.id.Load(); id != nil {
+		id.srv.Close()
+	}
+}
 
 // SetNextLinkBase makes every later @odata.nextLink start with base (".../v1.0") instead of
 // the server's own: a server that sends its clients elsewhere. "" restores the default.

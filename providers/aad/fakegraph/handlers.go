@@ -57,9 +57,9 @@ func (s *Server) serveTop(w http.ResponseWriter, r *http.Request) {
 			return
 		}
 	}
-	if r.Header.Get("Authorization") != "Bearer "+s.opt.Token {
+	if rep, ok := s.authorized(r); !ok {
 		s.unauthorized.Add(1)
-		s.write(w, errReply(http.StatusUnauthorized, "InvalidAuthenticationToken", "Access token is empty or invalid."))
+		s.write(w, rep)
 		return
 	}
 	if ce := r.Header.Get("Content-Encoding"); ce != "" && !strings.EqualFold(ce, "identity") {
