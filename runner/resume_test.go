@@ -25,9 +25,9 @@ import (
 // bigRepo writes a config repo whose OUs are given by groupsYAML, with people p0..p(n-1), one
 // group file per entry of defs (path under defs/ → members), and a GitRepo auditor on a local
 // bare repository (returned).
-func bigRepo(t *testing.T, groupsYAML string, people int, defs map[string][]string) (repo *calc.Repo, res *calc.Result, remote string) {
+func bigRepo(t *testing.T, groupsYAML string, people int, defs map[string][]string) (repo *calc.Repo, res *calc.Result, remote, dir string) {
 	t.Helper()
-	dir := t.TempDir()
+	dir = t.TempDir()
 	remote = filepath.Join(t.TempDir(), "audit.git")
 	git(t, dir, "init", "--quiet", "--bare", remote)
 	var ppl strings.Builder
@@ -63,15 +63,17 @@ auditors:
 		}
 	}
 	repo, err := calc.Load(t.Context(), filepath.Join(dir, "config.yaml"), calc.Options{Types: backends.Types(),
-		Now: time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC), BaseDir: dir})
+		Now: fixedNow, BaseDir: dir})
 	if err != nil {
 		t.Fatal(err)
 	}
 	if res, err = repo.Calculate(t.Context()); err != nil {
 		t.Fatal(err)
 	}
-	return repo, res, remote
+	return repo, res, remote, dir
 }
+
+var fixedNow = time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
 
 func members(from, n int) []string {
 	out := make([]string, n)
@@ -100,7 +102,7 @@ func fakeBig(t *testing.T) (*calc.Repo, *calc.Result, string, *fake.Provider, *b
 		defs[fmt.Sprintf("apps/a%03d.txt", i)] = members(2*i, 10)
 	}
 	fp.Seed("teams", &providers.Group{DN: "cn=old,ou=Teams", CN: "old", Members: []string{"p1"}})
-	repo, res, remote := bigRepo(t, ldapOU("teams", "ou=Teams")+ldapOU("apps", "ou=Apps"), 1000, defs)
+	repo, res, remote, _ := bigRepo(t, ldapOU("teams", "ou=Teams")+ldapOU("apps", "ou=Apps"), 1000, defs)
 	reg := backends.Spec().WithFactory(func(*config.OU) (providers.Provider, error) { return fp, nil })
 	return repo, res, remote, fp, reg
 }
