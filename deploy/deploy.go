@@ -44,6 +44,9 @@ type Options struct {
 type ApplyOptions struct {
 	// Logger receives one line per write. Default: discard.
 	Logger *slog.Logger
+	// Journal, when set, is told of every target's changes before they are sent and of
+	// their outcomes after (see Journal). Default: none.
+	Journal Journal
 }
 
 // ApplyOptions returns the options of Apply that match o (its Logger).
@@ -470,6 +473,14 @@ func Apply(ctx context.Context, plan *Plan, opt ApplyOptions) (*Report, error) {
 		}
 		start := time.Now()
 		changes := tp.Changes
+		if opt.Journal != nil {
+			// Every change is announced, covered ones too: the record must hold whatever
+			// may reach the system before any of it is sent.
+			if err := opt.Journal.Start(tp.OU, changes); err != nil {
+				tr.Err = fmt.Errorf("not applied: %w", err)
+				continue
+			}
+		}
 		if changes[0].Kind == providers.CreateContainer {
 			pr, ok := tp.provider.(providers.Preparer)
 			if !ok {
@@ -478,6 +489,7 @@ func Apply(ctx context.Context, plan *Plan, opt ApplyOptions) (*Report, error) {
 			}
 			if err := pr.Prepare(ctx, tp.target); err != nil {
 				tr.Err = fmt.Errorf("creating the container (no group was written): %w", err)
+				opt.finish(tp.OU, []providers.Outcome{{Change: changes[0], Status: providers.Unknown, Err: err}})
 				continue
 			}
 			opt.Logger.Info("created container", "ou", tp.OU)
@@ -525,6 +537,7 @@ func Apply(ctx context.Context, plan *Plan, opt ApplyOptions) (*Report, error) {
 			opt.Logger.Log(ctx, level, "write", attrs...)
 		}
 		tr.Outcomes = append(tr.Outcomes, outs...)
+		opt.finish(tp.OU, tr.Outcomes)
 		tr.ApplyTime = time.Since(start)
 		if c, ok := tp.provider.(providers.Counter); ok {
 			tr.Counters = c.Counters()
@@ -534,6 +547,18 @@ func Apply(ctx context.Context, plan *Plan, opt ApplyOptions) (*Report, error) {
 		return rep, errors.Join(err, rep.Err())
 	}
 	return rep, rep.Err()
+}
+
+// finish records outcomes in the journal. A record that cannot be written only makes a resume
+// re-read what it says (start records decide what a resume accepts), so it is logged, not
+// fatal.
+func (o ApplyOptions) finish(ou string, outs []providers.Outcome) {
+	if o.Journal == nil || len(outs) == 0 {
+		return
+	}
+	if err := o.Journal.Finish(ou, outs); err != nil {
+		o.Logger.Error("journal", "ou", ou, "err", err)
+	}
 }
 
 // applyOrder is the order in which Apply writes the targets: the plan's order, except that a

@@ -12,6 +12,7 @@ package providers
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"slices"
 	"strings"
@@ -318,6 +319,11 @@ func (s Status) OK() bool { return s == Applied || s == AlreadyInState || s == C
 // the provider decided, by configuration, not to make it (a user that does not exist with
 // ignore_not_found, for instance) and said why in the outcome's error.
 func (s Status) Failure() bool { return s == Failed || s == Unknown }
+
+// ErrStopped is matched (errors.Is) by the errors of changes that were not made because the
+// run had to stop for a reason a later run may not have: a run budget of waiting used up. A
+// runner reports such a run as stopped (resumable), not failed.
+var ErrStopped = errors.New("the apply stopped before its end")
 
 // Outcome is the result of one change.
 type Outcome struct {

@@ -55,11 +55,23 @@ type Options struct {
 	Logger *slog.Logger
 	// Audit configures the auditors (the git binary, the environment). Default: audit's.
 	Audit audit.Options
+	// Journal is the file where Apply records every write it starts and finishes (package
+	// journal), so that a run that stops can be resumed. It needs Saved (a journal belongs to
+	// one plan file) and must not exist unless Resume is set. Default: none.
+	Journal string
+	// Resume continues an apply of Saved that stopped, from its Journal: Plan holds the
+	// fresh plan to Saved with deploy.Plan.Resume (targets may have moved, by the journal's
+	// own writes only), and Apply appends to the journal. Default false.
+	Resume bool
 }
 
 // ErrNotWhole is wrapped by the error of Plan, and by the error of every target that was
 // not refused itself, when a saved plan cannot be applied whole (Options.AllowPartial).
 var ErrNotWhole = errors.New("a saved plan is applied whole or not at all")
+
+// ErrJournalNeedsPlan is returned when Options.Journal or Options.Resume is set without
+// Options.Saved.
+var ErrJournalNeedsPlan = errors.New("runner: a journal (Options.Journal, Options.Resume) needs a saved plan (Options.Saved)")
 
 // ErrNoBackends is returned when Options.Backends is nil.
 var ErrNoBackends = errors.New("runner: Options.Backends is required")
@@ -79,12 +91,28 @@ func Plan(ctx context.Context, repo *calc.Repo, res *calc.Result, opt Options) (
 	if opt.Backends == nil {
 		return nil, ErrNoBackends
 	}
+	if (opt.Journal != "" || opt.Resume) && opt.Saved == nil {
+		return nil, ErrJournalNeedsPlan
+	}
+	var started []deploy.Started
+	if opt.Resume {
+		log, err := readJournal(opt.Journal, opt.Saved.ID())
+		if err != nil {
+			return nil, err
+		}
+		started = startedOf(log)
+	}
 	plan, err := deploy.Build(ctx, res, repo.Config(), opt.deploy())
 	if err != nil {
 		return nil, err
 	}
 	if opt.Saved != nil {
-		if err := plan.Restrict(opt.Saved, deploy.InputsOf(repo)); err != nil {
+		if opt.Resume {
+			_, err = plan.Resume(opt.Saved, deploy.InputsOf(repo), started)
+		} else {
+			err = plan.Restrict(opt.Saved, deploy.InputsOf(repo))
+		}
+		if err != nil {
 			return plan, err
 		}
 		if !opt.AllowPartial {
@@ -118,6 +146,15 @@ func wholeOrNothing(plan *deploy.Plan) error {
 
 // Outcome is what Apply did.
 type Outcome struct {
+	// Status says whether the plan is in place (Done), the run stopped before its end and
+	// can be resumed (Stopped), or changes failed (Failed).
+	Status Status
+	// Planned is the number of changes of the plan (of the saved plan, when there is one,
+	// including those of targets refused); Made those in place after the run, made by it or,
+	// when resuming, by earlier runs (EarlierMade of them).
+	Planned, Made, EarlierMade int
+	// Run is the number of the apply in its journal (1 for the first, 0 without a journal).
+	Run int
 	// Report has the outcome of every change (nil when nothing was applied: the auditors
 	// could not be set up).
 	Report *deploy.Report
@@ -150,6 +187,20 @@ func (o *Outcome) Err() error {
 func Apply(ctx context.Context, repo *calc.Repo, res *calc.Result, plan *deploy.Plan, opt Options) (*Outcome, error) {
 	out := &Outcome{Simulated: opt.Simulated}
 	aopt := deploy.ApplyOptions{Logger: opt.Logger}
+	if (opt.Journal != "" || opt.Resume) && opt.Saved == nil {
+		return out, ErrJournalNeedsPlan
+	}
+	// Every return from here on has a status: the caller prints it.
+	defer func() { out.settle(ctx, plan, opt.Saved) }()
+	if opt.Journal != "" {
+		w, err := openJournal(opt.Journal, opt.Saved.ID(), opt.Resume)
+		if err != nil {
+			return out, fmt.Errorf("%w (nothing was applied)", err)
+		}
+		defer w.Close()
+		out.Run = w.Run()
+		aopt.Journal = fileJournal{w}
+	}
 	if opt.Simulated {
 		rep, err := deploy.Apply(ctx, plan, aopt)
 		out.Report = rep

@@ -92,8 +92,14 @@ func idempotent(req *http.Request) bool {
 }
 
 // ErrBudget is returned (wrapped) once the run budget is used up: the run stops cleanly
-// instead of hammering GitHub. Every later request of the registry fails with it at once.
-var ErrBudget = errors.New("GitHub run budget exhausted")
+// instead of hammering GitHub. Every later request of the registry fails with it at once. It
+// matches providers.ErrStopped: a later run, with its own budget, can resume the apply.
+var ErrBudget error = budgetError{}
+
+type budgetError struct{}
+
+func (budgetError) Error() string        { return "GitHub run budget exhausted" }
+func (budgetError) Is(target error) bool { return target == providers.ErrStopped }
 
 // budget is the run budget of a registry: requests sent and time spent waiting.
 type budget struct {
