@@ -111,7 +111,8 @@ func TestCredentialKindsRefreshMidRun(t *testing.T) {
 			}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			e := newEnv(t, fakegraph.Options{Latency: 25 * time.Millisecond, Identity: fakegraph.IdentityOptions{TokenLifetime: lifetime}}, tc.settings, 120)
+			e := newEnv(t, fakegraph.Options{Latency: 25 * time.Millisecond, Identity: fakegraph.IdentityOptions{TokenLifetime: lifetime}},
+				"create_if_missing: true\n"+tc.settings, 120)
 			e.fake.RegisterApp(fakegraph.App{Tenant: testTenant, ClientID: testClient, Secret: "right-secret-value", Cert: cert,
 				Federations: []fakegraph.Federation{{Issuer: k8sIssuer, Subject: k8sSubject},
 					{Issuer: fakegraph.ActionsIssuer, Subject: "repo:acme/entitlements:ref:refs/heads/main"}}})

@@ -271,8 +271,14 @@ func (id *identity) token(w http.ResponseWriter, r *http.Request, tenant string)
 		id.stsError(w, http.StatusBadRequest, "unsupported_grant_type", "AADSTS70003: only client_credentials is served")
 		return
 	}
-	scope := f.Get("scope")
-	if !strings.HasSuffix(scope, "/.default") {
+	// MSAL adds OpenID scopes (openid profile offline_access) to the resource's /.default.
+	var scope string
+	for _, sc := range strings.Fields(f.Get("scope")) {
+		if strings.HasSuffix(sc, "/.default") {
+			scope = sc
+		}
+	}
+	if scope == "" {
 		id.stsError(w, http.StatusBadRequest, "invalid_scope", "AADSTS1002012: the scope must end with /.default")
 		return
 	}
