@@ -15,7 +15,6 @@ import (
 	"github.com/entitlements-go/entitlements/providers"
 )
 
-
 // doctorTarget is what doctor found about one target (or one auditor).
 type doctorTarget struct {
 	Target   string              `json:"target"`
