@@ -9,6 +9,7 @@ import (
 	"testing"
 	"unicode/utf8"
 
+	"github.com/entitlements-go/entitlements/internal/textsafe"
 	"github.com/entitlements-go/entitlements/validate"
 )
 
@@ -347,7 +348,7 @@ func checkTxtModel(t *testing.T, data []byte) {
 		}
 		return
 	}
-	if line, _ := validate.CheckControl(data); line > 0 {
+	if line, _ := textsafe.CheckControl(data); line > 0 {
 		// Control characters (issue 10) refuse the whole file, at the first one's line.
 		if def != nil || len(p.errs) != 1 || !strings.Contains(p.errs[0].Msg, "control character") || p.errs[0].Line != line {
 			t.Fatalf("control character accepted or misreported: %v (input %q)", p.errs, data)

@@ -8,8 +8,8 @@ import (
 	"github.com/entitlements-go/entitlements/internal/dn"
 	"github.com/entitlements-go/entitlements/internal/ldapschema"
 	"github.com/entitlements-go/entitlements/internal/safefile"
+	"github.com/entitlements-go/entitlements/internal/textsafe"
 	"github.com/entitlements-go/entitlements/internal/yaml11"
-	"github.com/entitlements-go/entitlements/validate"
 )
 
 // LDAPGroup is a group read from LDAP: its DN and attributes (names lower-cased).
@@ -72,7 +72,7 @@ func LoadLDAPSnapshot(path string) (*LDAPSnapshot, error) {
 	for i, k := range root.Keys {
 		v := root.Values[i]
 		if v.Kind != yaml11.Map {
-			return nil, fmt.Errorf("ldap groups snapshot %s:%d: entry %s must be a map of attributes", path, v.Line, validate.Excerpt(k.Text()))
+			return nil, fmt.Errorf("ldap groups snapshot %s:%d: entry %s must be a map of attributes", path, v.Line, textsafe.Excerpt(k.Text()))
 		}
 		g := &LDAPGroup{DN: k.Text(), Attrs: map[string][]string{}}
 		for j, ak := range v.Keys {

@@ -9,6 +9,7 @@ import (
 
 	"github.com/RoaringBitmap/roaring/v2"
 	"github.com/entitlements-go/entitlements/config"
+	"github.com/entitlements-go/entitlements/internal/textsafe"
 	"github.com/entitlements-go/entitlements/people"
 	"github.com/entitlements-go/entitlements/validate"
 )
@@ -201,17 +202,17 @@ func (lk *linker) lookup(from *group, line int, value string) ([]*group, *valida
 	slash := strings.LastIndexByte(value, '/')
 	if slash <= 0 || slash == len(value)-1 {
 		return fail(validate.KindInvalidReference,
-			"invalid group reference %s: expected <ou>/<name> (for an LDAP DN use ldap_group)", validate.Excerpt(value))
+			"invalid group reference %s: expected <ou>/<name> (for an LDAP DN use ldap_group)", textsafe.Excerpt(value))
 	}
 	ouKey, pattern := value[:slash], value[slash+1:]
 	ou := lk.r.cfg.OU(ouKey)
 	if ou == nil {
 		return fail(validate.KindMissingReference,
-			"group reference %s: OU %s is not defined in the entitlements configuration%s", validate.Excerpt(value), validate.Excerpt(ouKey), lk.r.ouHint(ouKey))
+			"group reference %s: OU %s is not defined in the entitlements configuration%s", textsafe.Excerpt(value), textsafe.Excerpt(ouKey), lk.r.ouHint(ouKey))
 	}
 	l := lk.r.listOU(ou, false, lk.c)
 	if l.err != nil {
-		return fail(validate.KindMissingReference, "group reference %s: %v", validate.Excerpt(value), l.err)
+		return fail(validate.KindMissingReference, "group reference %s: %v", textsafe.Excerpt(value), l.err)
 	}
 	var names []string
 	if !strings.Contains(pattern, "*") {
@@ -228,7 +229,7 @@ func (lk *linker) lookup(from *group, line int, value string) ([]*group, *valida
 			refBy = fmt.Sprintf("%q", from.rel)
 		}
 		return fail(validate.KindMissingReference, "Could not find a configuration for %s/%s.(rb|txt|yaml) (filename: %s)%s",
-			lk.r.cfg.Rel(ou.Dir), validate.ExcerptRaw(pattern), refBy, groupHint(ou.Key, pattern, l.names))
+			lk.r.cfg.Rel(ou.Dir), textsafe.ExcerptRaw(pattern), refBy, groupHint(ou.Key, pattern, l.names))
 	}
 	out := make([]*group, len(names))
 	for i, n := range names {

@@ -5,6 +5,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/entitlements-go/entitlements/internal/textsafe"
 	"github.com/entitlements-go/entitlements/internal/yaml11"
 	"github.com/entitlements-go/entitlements/validate"
 )
@@ -58,7 +59,7 @@ func (r *Repo) checkManagerMap() {
 			})
 		}
 		msg := fmt.Sprintf("manager of %s is %s, who is in neither the people data nor the manager map (%s is left out of every management group above)",
-			validate.Excerpt(b.uid), validate.Excerpt(b.mgr), validate.Excerpt(b.uid))
+			textsafe.Excerpt(b.uid), textsafe.Excerpt(b.mgr), textsafe.Excerpt(b.uid))
 		if hint != "" {
 			msg += fmt.Sprintf("; did you mean %q?", hint)
 		}

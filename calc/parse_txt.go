@@ -8,6 +8,7 @@ import (
 	"unicode/utf8"
 	"unsafe"
 
+	"github.com/entitlements-go/entitlements/internal/textsafe"
 	"github.com/entitlements-go/entitlements/validate"
 )
 
@@ -202,11 +203,11 @@ func (p *parser) parseValue(l *txtLine) bool {
 		part = strings.Trim(part, rubySpace)
 		word, val, ok := splitPredicate(part)
 		if !ok {
-			p.fail(l.line, validate.KindTextFile, "Rule Error: Unparseable semicolon predicate %s", validate.Excerpt(part))
+			p.fail(l.line, validate.KindTextFile, "Rule Error: Unparseable semicolon predicate %s", textsafe.Excerpt(part))
 			return false
 		}
 		if word != "expiration" {
-			p.fail(l.line, validate.KindTextFile, "Rule Error: Invalid semicolon predicate %s (only \"expiration\" is supported)", validate.Excerpt(word))
+			p.fail(l.line, validate.KindTextFile, "Rule Error: Invalid semicolon predicate %s (only \"expiration\" is supported)", textsafe.Excerpt(word))
 			return false
 		}
 		last = val // a repeated expiration: the last one counts (and is the one checked)
@@ -214,7 +215,7 @@ func (p *parser) parseValue(l *txtLine) bool {
 	if last != "" {
 		d, err := validate.ParseLineDate(last)
 		if err != nil {
-			p.fail(l.line, validate.KindExpirationDate, "Invalid expiration date %s (%v)", validate.Excerpt(last), err)
+			p.fail(l.line, validate.KindExpirationDate, "Invalid expiration date %s (%v)", textsafe.Excerpt(last), err)
 			return false
 		}
 		l.exp = d
@@ -249,7 +250,7 @@ func (p *parser) parseTxt(data []byte) *definition {
 		p.fail(0, validate.KindTextFile, "invalid byte sequence in UTF-8 (group files must be UTF-8)")
 		return nil
 	}
-	if line, msg := validate.CheckControl(data); line > 0 {
+	if line, msg := textsafe.CheckControl(data); line > 0 {
 		p.fail(line, validate.KindTextFile, "%s", msg)
 		return nil
 	}
@@ -278,7 +279,7 @@ func (p *parser) parseTxt(data []byte) *definition {
 		}
 		key, op, value, ok := splitTxtLine(s)
 		if !ok {
-			p.fail(n+1, validate.KindTextFile, "Unparseable line %s", validate.Excerpt(s))
+			p.fail(n+1, validate.KindTextFile, "Unparseable line %s", textsafe.Excerpt(s))
 			continue
 		}
 		switch {
@@ -361,7 +362,7 @@ func (p *parser) parseTxt(data []byte) *definition {
 			case key == "modifier_expiration":
 				d, err := validate.ParseFileDate(v.value)
 				if err != nil {
-					p.fail(v.line, validate.KindExpirationDate, "Invalid expiration date %s for the whole file (%v)", validate.Excerpt(v.value), err)
+					p.fail(v.line, validate.KindExpirationDate, "Invalid expiration date %s for the whole file (%v)", textsafe.Excerpt(v.value), err)
 					continue
 				}
 				def.fileExp, def.fileExpLine = d, v.line

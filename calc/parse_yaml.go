@@ -4,6 +4,7 @@ import (
 	"strings"
 	"unsafe"
 
+	"github.com/entitlements-go/entitlements/internal/textsafe"
 	"github.com/entitlements-go/entitlements/internal/yaml11"
 	"github.com/entitlements-go/entitlements/validate"
 )
@@ -66,7 +67,7 @@ func (p *parser) parseYAML(data []byte) *definition {
 		// (parse_date(nil)); we check every date at load (Q-18).
 		d, err := validate.ParseFileDate(e.Text())
 		if err != nil || (e.Kind != yaml11.String && e.Kind != yaml11.Date) {
-			p.fail(e.Line, validate.KindExpirationDate, "Invalid expiration date %s for the whole file (expected YYYY-MM-DD)", validate.Excerpt(e.Text()))
+			p.fail(e.Line, validate.KindExpirationDate, "Invalid expiration date %s for the whole file (expected YYYY-MM-DD)", textsafe.Excerpt(e.Text()))
 		} else {
 			def.fileExp, def.fileExpLine = d, e.Line
 		}
@@ -98,12 +99,12 @@ func (p *parser) parseYAML(data []byte) *definition {
 
 func (p *parser) yamlMetadata(def *definition, m *yaml11.Node) {
 	if m.Kind != yaml11.Map {
-		p.fail(m.Line, validate.KindMetadata, "For metadata: expected Hash, got %s!", validate.ExcerptRaw(m.Inspect()))
+		p.fail(m.Line, validate.KindMetadata, "For metadata: expected Hash, got %s!", textsafe.ExcerptRaw(m.Inspect()))
 		return
 	}
 	for i, k := range m.Keys {
 		if k.Kind != yaml11.String {
-			p.fail(k.Line, validate.KindMetadata, "For metadata: keys are expected to be strings, but %s is not!", validate.ExcerptRaw(k.Inspect()))
+			p.fail(k.Line, validate.KindMetadata, "For metadata: keys are expected to be strings, but %s is not!", textsafe.ExcerptRaw(k.Inspect()))
 			continue
 		}
 		def.metadata = append(def.metadata, metaEntry{key: k.Str, value: m.Values[i].Interface()})
@@ -112,13 +113,13 @@ func (p *parser) yamlMetadata(def *definition, m *yaml11.Node) {
 
 func (p *parser) yamlFilters(def *definition, f *yaml11.Node) {
 	if f.Kind != yaml11.Map {
-		p.fail(f.Line, validate.KindFilter, "For filters: expected Hash, got %s!", validate.ExcerptRaw(f.Inspect()))
+		p.fail(f.Line, validate.KindFilter, "For filters: expected Hash, got %s!", textsafe.ExcerptRaw(f.Inspect()))
 		return
 	}
 	for i, k := range f.Keys {
 		name, v := k.Text(), f.Values[i]
 		if !p.filters[name] {
-			p.fail(k.Line, validate.KindFilter, "Filter %s is invalid (no such filter is configured)%s", validate.Excerpt(name), p.filterHint(name))
+			p.fail(k.Line, validate.KindFilter, "Filter %s is invalid (no such filter is configured)%s", textsafe.Excerpt(name), p.filterHint(name))
 			continue
 		}
 		var values []filterEntry
@@ -141,7 +142,7 @@ func (p *parser) yamlFilters(def *definition, f *yaml11.Node) {
 					if e := it.Get("expiration"); e != nil && !blankDate(e) {
 						d, err := validate.ParseLineDate(e.Text())
 						if err != nil {
-							p.fail(e.Line, validate.KindExpirationDate, "Invalid expiration date %s (%v)", validate.Excerpt(e.Text()), err)
+							p.fail(e.Line, validate.KindExpirationDate, "Invalid expiration date %s (%v)", textsafe.Excerpt(e.Text()), err)
 							ok = false
 							continue
 						}
@@ -152,7 +153,7 @@ func (p *parser) yamlFilters(def *definition, f *yaml11.Node) {
 					}
 					values = append(values, filterEntry{value: key.Str, line: it.Line})
 				default:
-					p.fail(it.Line, validate.KindFilter, "Value %s for %s is invalid!", validate.ExcerptRaw(it.Inspect()), name)
+					p.fail(it.Line, validate.KindFilter, "Value %s for %s is invalid!", textsafe.ExcerptRaw(it.Inspect()), name)
 					ok = false
 				}
 			}
@@ -160,7 +161,7 @@ func (p *parser) yamlFilters(def *definition, f *yaml11.Node) {
 				continue
 			}
 		default:
-			p.fail(v.Line, validate.KindFilter, "Value %s for %s is invalid!", validate.ExcerptRaw(v.Inspect()), name)
+			p.fail(v.Line, validate.KindFilter, "Value %s for %s is invalid!", textsafe.ExcerptRaw(v.Inspect()), name)
 			continue
 		}
 		p.setFilter(def, name, values, k.Line)
@@ -219,7 +220,7 @@ func (p *parser) expireMap(n *yaml11.Node) (*yaml11.Node, bool) {
 	// Per-rule dates are strict YYYY-MM-DD; plain YAML dates are accepted too (Q-08).
 	d, err := validate.ParseLineDate(e.Text())
 	if err != nil || (e.Kind != yaml11.String && e.Kind != yaml11.Date) {
-		p.fail(e.Line, validate.KindExpirationDate, "Invalid expiration date %s (expected format: YYYY-MM-DD)", validate.Excerpt(e.Text()))
+		p.fail(e.Line, validate.KindExpirationDate, "Invalid expiration date %s (expected format: YYYY-MM-DD)", textsafe.Excerpt(e.Text()))
 		return out, false
 	}
 	if p.reached(d) {
@@ -242,7 +243,7 @@ func (p *parser) expiredRule(line int, text string, d validate.Date) {
 // yamlRule compiles a pruned rule map into a rule tree (spec 4.2).
 func (p *parser) yamlRule(n *yaml11.Node) *rule {
 	if n.Kind != yaml11.Map {
-		p.fail(n.Line, validate.KindRuleStructure, "Invalid type: expected a rule map, got %s!", validate.ExcerptRaw(n.Inspect()))
+		p.fail(n.Line, validate.KindRuleStructure, "Invalid type: expected a rule map, got %s!", textsafe.ExcerptRaw(n.Inspect()))
 		return nil
 	}
 	switch len(n.Keys) {
@@ -251,14 +252,14 @@ func (p *parser) yamlRule(n *yaml11.Node) *rule {
 		return nil
 	case 1:
 	default:
-		p.fail(n.Line, validate.KindRuleStructure, "Rule Error: Rule had multiple keys %s!", validate.ExcerptRaw(n.Inspect()))
+		p.fail(n.Line, validate.KindRuleStructure, "Rule Error: Rule had multiple keys %s!", textsafe.ExcerptRaw(n.Inspect()))
 		return nil
 	}
 	key, v := n.Keys[0].Text(), n.Values[0]
 	switch key {
 	case "or", "and":
 		if v.Kind != yaml11.Seq {
-			p.fail(v.Line, validate.KindRuleStructure, "Invalid type: expected %q to be a Array but got %s!", key, validate.ExcerptRaw(v.Inspect()))
+			p.fail(v.Line, validate.KindRuleStructure, "Invalid type: expected %q to be a Array but got %s!", key, textsafe.ExcerptRaw(v.Inspect()))
 			return nil
 		}
 		r := &rule{op: opOr, line: n.Line, text: key}
@@ -272,7 +273,7 @@ func (p *parser) yamlRule(n *yaml11.Node) *rule {
 		}
 		for _, it := range v.Items {
 			if it.Kind != yaml11.Map {
-				p.fail(it.Line, validate.KindRuleStructure, "Invalid type: expected %q to be a Array of rules but got %s!", key, validate.ExcerptRaw(it.Inspect()))
+				p.fail(it.Line, validate.KindRuleStructure, "Invalid type: expected %q to be a Array of rules but got %s!", key, textsafe.ExcerptRaw(it.Inspect()))
 				continue
 			}
 			if c := p.yamlRule(it); c != nil {
@@ -282,7 +283,7 @@ func (p *parser) yamlRule(n *yaml11.Node) *rule {
 		return r
 	case "not":
 		if v.Kind != yaml11.Map {
-			p.fail(v.Line, validate.KindRuleStructure, "Invalid type: expected \"not\" to be a Hash but got %s!", validate.ExcerptRaw(v.Inspect()))
+			p.fail(v.Line, validate.KindRuleStructure, "Invalid type: expected \"not\" to be a Hash but got %s!", textsafe.ExcerptRaw(v.Inspect()))
 			return nil
 		}
 		c := p.yamlRule(v)
@@ -300,7 +301,7 @@ func (p *parser) yamlRule(n *yaml11.Node) *rule {
 	}
 	if v.Kind != yaml11.String {
 		// Rule methods take one string (quote numbers: `username: "0123"`).
-		p.fail(v.Line, validate.KindRuleStructure, "Rule Error: %s takes one string value, not %s %s", key, v.RubyClass(), validate.ExcerptRaw(v.Inspect()))
+		p.fail(v.Line, validate.KindRuleStructure, "Rule Error: %s takes one string value, not %s %s", key, v.RubyClass(), textsafe.ExcerptRaw(v.Inspect()))
 		return nil
 	}
 	return &rule{op: opMethod, method: canonicalMethod(key), value: v.Text(), line: n.Line, text: key + ": " + v.Text()}

@@ -23,6 +23,7 @@ import (
 	"github.com/entitlements-go/entitlements/internal/erb"
 	"github.com/entitlements-go/entitlements/internal/safefile"
 	"github.com/entitlements-go/entitlements/internal/suggest"
+	"github.com/entitlements-go/entitlements/internal/textsafe"
 	"github.com/entitlements-go/entitlements/internal/vfs"
 	"github.com/entitlements-go/entitlements/internal/yaml11"
 	"github.com/entitlements-go/entitlements/validate"
@@ -306,7 +307,7 @@ func show(n *yaml11.Node) string {
 	case n.Substituted:
 		return envValue
 	}
-	return validate.Excerpt(n.Text())
+	return textsafe.Excerpt(n.Text())
 }
 
 // plain is show without quotes, for names the reference prints bare.
@@ -314,7 +315,7 @@ func plain(n *yaml11.Node) string {
 	if n != nil && n.Substituted {
 		return envValue
 	}
-	return validate.ExcerptRaw(n.Text())
+	return textsafe.ExcerptRaw(n.Text())
 }
 
 func (l *loader) errf(line int, format string, args ...any) {
@@ -436,7 +437,7 @@ func (l *loader) people(p, sel *yaml11.Node) {
 		}
 		t := v.Get("type")
 		if t == nil || !t.IsString() {
-			l.errf(v.Line, "'type' is undefined in: %s", validate.ExcerptRaw(v.Inspect()))
+			l.errf(v.Line, "'type' is undefined in: %s", textsafe.ExcerptRaw(v.Inspect()))
 			continue
 		}
 		switch t.Str {

@@ -7,8 +7,8 @@ import (
 
 	"github.com/RoaringBitmap/roaring/v2"
 	"github.com/entitlements-go/entitlements/internal/safefile"
+	"github.com/entitlements-go/entitlements/internal/textsafe"
 	"github.com/entitlements-go/entitlements/internal/yaml11"
-	"github.com/entitlements-go/entitlements/validate"
 )
 
 // Org-chart errors that rules report; callers branch on them with errors.Is.
@@ -118,7 +118,7 @@ func managerOf(k, v *yaml11.Node) (Manager, *LineError) {
 		return Manager{UID: m.Str}, nil
 	}
 	return Manager{}, &LineError{m.Line, fmt.Sprintf("manager of %s is %s (%s), not a string (quote it if it is a uid)",
-		validate.Excerpt(k.Text()), article(m.RubyClass()), written(m))}
+		textsafe.Excerpt(k.Text()), article(m.RubyClass()), written(m))}
 }
 
 // article prefixes a Ruby class name with "a" or "an".
@@ -163,10 +163,10 @@ func (o *Orgchart) manager(value string) (uint32, error) {
 	}
 	id, ok := o.dir.Lookup(value)
 	if !ok {
-		return 0, fmt.Errorf("Manager %s does not exist!: %w", validate.ExcerptRaw(value), ErrUnknownManager)
+		return 0, fmt.Errorf("Manager %s does not exist!: %w", textsafe.ExcerptRaw(value), ErrUnknownManager)
 	}
 	if len(o.directs[strings.ToLower(o.dir.UID(id))]) == 0 {
-		return 0, fmt.Errorf("Manager %s has no reports!: %w", validate.ExcerptRaw(value), ErrNoReports)
+		return 0, fmt.Errorf("Manager %s has no reports!: %w", textsafe.ExcerptRaw(value), ErrNoReports)
 	}
 	return id, nil
 }

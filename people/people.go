@@ -10,9 +10,9 @@ import (
 	"strings"
 
 	"github.com/entitlements-go/entitlements/internal/safefile"
+	"github.com/entitlements-go/entitlements/internal/textsafe"
 	"github.com/entitlements-go/entitlements/internal/topmap"
 	"github.com/entitlements-go/entitlements/internal/yaml11"
-	"github.com/entitlements-go/entitlements/validate"
 )
 
 // Person is one entry of a people source. UID keeps the source's spelling; lookups are
@@ -210,16 +210,16 @@ func eachEntry(data []byte, size func(n int), fn func(k, v *yaml11.Node) bool) b
 // anything but strings, or a key that is not a string fails the whole run.
 func personOf(k, v *yaml11.Node, errs LineErrors) (Person, LineErrors) {
 	if k.Kind != yaml11.String {
-		return Person{}, append(errs, &LineError{k.Line, fmt.Sprintf("uid %s is %s, not a string (quote it)", validate.ExcerptRaw(k.Inspect()), article(k.RubyClass()))})
+		return Person{}, append(errs, &LineError{k.Line, fmt.Sprintf("uid %s is %s, not a string (quote it)", textsafe.ExcerptRaw(k.Inspect()), article(k.RubyClass()))})
 	}
 	if v.Kind != yaml11.Map {
-		return Person{}, append(errs, &LineError{v.Line, fmt.Sprintf("person %s must have a map of attributes, not %s", validate.Excerpt(k.Str), v.RubyClass())})
+		return Person{}, append(errs, &LineError{v.Line, fmt.Sprintf("person %s must have a map of attributes, not %s", textsafe.Excerpt(k.Str), v.RubyClass())})
 	}
 	attrs := make(map[string]any, len(v.Keys))
 	for j, ak := range v.Keys {
 		if ak.Kind != yaml11.String {
 			errs = append(errs, &LineError{ak.Line, fmt.Sprintf("attribute name %s of person %s is %s, not a string (quote it)",
-				validate.ExcerptRaw(ak.Inspect()), validate.Excerpt(k.Str), article(ak.RubyClass()))})
+				textsafe.ExcerptRaw(ak.Inspect()), textsafe.Excerpt(k.Str), article(ak.RubyClass()))})
 			continue
 		}
 		av := v.Values[j]
@@ -229,7 +229,7 @@ func personOf(k, v *yaml11.Node, errs LineErrors) (Person, LineErrors) {
 				what = "is a list holding " + article(bad.RubyClass())
 			}
 			errs = append(errs, &LineError{bad.Line, fmt.Sprintf("attribute %s of person %s %s (%s); an attribute is a string or a list of strings: quote the value",
-				validate.Excerpt(ak.Str), validate.Excerpt(k.Str), what, written(bad))})
+				textsafe.Excerpt(ak.Str), textsafe.Excerpt(k.Str), what, written(bad))})
 			continue
 		}
 		if av.Kind != yaml11.Null {
@@ -261,7 +261,7 @@ func notAttribute(n *yaml11.Node) *yaml11.Node {
 // reads), a list or map as Ruby inspects it.
 func written(n *yaml11.Node) string {
 	if n.Kind == yaml11.Seq || n.Kind == yaml11.Map || n.Str == "" {
-		return validate.ExcerptRaw(n.Inspect())
+		return textsafe.ExcerptRaw(n.Inspect())
 	}
-	return validate.ExcerptRaw(n.Str)
+	return textsafe.ExcerptRaw(n.Str)
 }

@@ -728,7 +728,7 @@ func (r *Registry) Provider(ou *config.OU) (providers.Provider, error) {
 		init(&p.target)
 		return p, nil
 	}
-	p := &TeamProvider{snaps: map[string]*teamSnap{}, leftOut: map[string][]string{}, createErr: map[string]error{}}
+	p := &TeamProvider{snaps: map[string]*teamSnap{}, createErr: map[string]error{}}
 	init(&p.target)
 	return p, nil
 }

@@ -50,8 +50,6 @@ type TeamProvider struct {
 
 	smu       sync.Mutex
 	snaps     map[string]*teamSnap // slug → team as read (or created) this run
-	leftOut   map[string][]string  // slug → desired members who are not org members
-	pending   map[string][]string  // slug → desired members whose invitation to the org is pending
 	createErr map[string]error     // slug → why its creation failed this run
 	parents   singleflight.Group   // parents looked up or created on demand
 
@@ -335,32 +333,6 @@ func (p *TeamProvider) recordTeam(slug string, g *providers.Group) error {
 	return nil
 }
 
-// LeftOut returns, per team slug, the desired members who were left out by the last Read
-// because they are not members of the org (nor invited: see Pending), as the Ruby plugin
-// ignores them. They are also logged as warnings.
-func (p *TeamProvider) LeftOut() map[string][]string {
-	p.smu.Lock()
-	defer p.smu.Unlock()
-	out := map[string][]string{}
-	for k, v := range p.leftOut {
-		out[k] = slices.Clone(v)
-	}
-	return out
-}
-
-// Pending returns, per team slug, the desired members who were left out by the last Read
-// because their invitation to the org is pending: they join (or are added) once they accept,
-// and are never added again meanwhile.
-func (p *TeamProvider) Pending() map[string][]string {
-	p.smu.Lock()
-	defer p.smu.Unlock()
-	out := map[string][]string{}
-	for k, v := range p.pending {
-		out[k] = slices.Clone(v)
-	}
-	return out
-}
-
 // read is Read (see redact.go): every desired team in aliased GraphQL batches (plus
 // every team of the org with delete_teams), together with the shared org read. A desired team
 // that does not exist is absent (the diff creates it). Desired members who are not org
@@ -503,7 +475,7 @@ func (p *TeamProvider) read(ctx context.Context, t *providers.Target) (*provider
 			"org", p.cfg.org, "team", slug, "users", strings.Join(pending[slug], ","))
 	}
 	p.smu.Lock()
-	p.snaps, p.leftOut, p.pending, p.createErr = snaps, leftOut, pending, map[string]error{}
+	p.snaps, p.createErr = snaps, map[string]error{}
 	p.smu.Unlock()
 	return out, nil
 }

@@ -1,4 +1,7 @@
-package validate
+// Package textsafe is how input text that may be anything (a line of a config repo, a value a
+// server returned) appears in messages: excerpts cut and masked, and the control characters
+// no value may hold.
+package textsafe
 
 import (
 	"regexp"
