@@ -6,12 +6,14 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"os"
 	"strings"
 
 	"github.com/entitlements-go/entitlements/audit"
 	"github.com/entitlements-go/entitlements/deploy"
 	"github.com/entitlements-go/entitlements/guard"
 	"github.com/entitlements-go/entitlements/internal/termsafe"
+	"github.com/entitlements-go/entitlements/journal"
 	"github.com/entitlements-go/entitlements/review"
 	"github.com/entitlements-go/entitlements/runner"
 )
@@ -101,6 +103,19 @@ func planOrApplyExt(ctx context.Context, mode string, args []string, stdout, std
 		fmt.Fprintln(note, simulatedNote)
 		defer fmt.Fprintln(note, simulatedNote)
 	}
+	// apply PLANFILE journals its writes so that a stopped run can be resumed; a simulation
+	// writes no file, so it has no journal and nothing to resume.
+	journaled := mode == "apply" && saved != nil && pf.readsTargets
+	if rf.resume && !journaled {
+		fmt.Fprintf(stderr, "entitlements %s: --resume: %s is a simulated plan (--state): it keeps no journal, apply it again instead\n", mode, rf.planFile)
+		return exitUsage
+	}
+	if journaled && !rf.resume {
+		if _, err := os.Lstat(rf.journalPath()); err == nil {
+			fmt.Fprintf(stderr, "entitlements %s: %s\n", mode, journalExists(&rf))
+			return exitError
+		}
+	}
 	defer pf.stop()
 	prog := newProgress(stderr)
 	prog.begin("calculating")
@@ -121,6 +136,9 @@ func planOrApplyExt(ctx context.Context, mode string, args []string, stdout, std
 	// failure, once. The auditors' warnings are always shown.
 	opt := runner.Options{Backends: reg, Simulated: !pf.readsTargets, Saved: saved, AllowPartial: rf.allowPartial,
 		Guard: &g, Force: pf.force, Audit: audit.Options{Logger: pf.logger}}
+	if journaled {
+		opt.Journal, opt.Resume = rf.journalPath(), rf.resume
+	}
 	if pf.verbose {
 		opt.Logger = pf.logger
 	}
@@ -171,14 +189,27 @@ func planOrApplyExt(ctx context.Context, mode string, args []string, stdout, std
 		}
 	}
 	var auditErr error
+	var out *runner.Outcome
 	if mode == "apply" {
-		var out *runner.Outcome
 		out, auditErr = runner.Apply(ctx, repo, res, plan, opt)
 		writeAuditRecords(stderr, out, auditErr)
 		if out.Report != nil {
 			review.WriteReport(stdout, out.Report, review.ReportOptions{Plan: plan, Verbose: pf.verbose})
 			failed = failed || out.Err() != nil
 		}
+		if errors.Is(auditErr, journal.ErrExists) {
+			// Another apply created the journal since the check above.
+			auditErr = errors.New(journalExists(&rf))
+		}
+		// The last line says how the run ended: done, stopped (resumable), failed.
+		defer fmt.Fprintf(stdout, "Apply %s\n", out.Summary())
+	}
+	stopped := out != nil && out.Status == runner.Stopped && (auditErr == nil || isStop(auditErr))
+	if stopped {
+		if journaled {
+			termsafe.Fprintf(stderr, "entitlements %s: stopped; continue with: entitlements apply --resume %s\n", mode, resumeArgs(&rf))
+		}
+		auditErr = nil // the context's error: the summary says it
 	}
 	if failed || auditErr != nil {
 		if err := plan.Err(); err != nil {
@@ -195,12 +226,34 @@ func planOrApplyExt(ctx context.Context, mode string, args []string, stdout, std
 		if auditErr != nil {
 			fmt.Fprintf(stderr, "entitlements %s: %v\n", mode, auditErr)
 		}
+		if stopped {
+			return exitStopped
+		}
 		return exitError
 	}
 	if n, _ := pendingChanges(plan); rf.detailed && n > 0 {
 		return exitChanges
 	}
 	return exitOK
+}
+
+// journalExists says that apply PLANFILE ran before: its journal is there to be resumed.
+func journalExists(rf *reviewFlags) string {
+	return fmt.Sprintf("journal %s exists: an apply of %s already ran; continue it with apply --resume %s (or remove the journal to apply the plan again from the start)",
+		rf.journalPath(), rf.planFile, resumeArgs(rf))
+}
+
+// resumeArgs are the arguments of the apply that resumes this one.
+func resumeArgs(rf *reviewFlags) string {
+	if rf.journal != "" {
+		return "--journal " + rf.journal + " " + rf.planFile
+	}
+	return rf.planFile
+}
+
+// isStop reports whether err says that the run was stopped (interrupted), not that it failed.
+func isStop(err error) bool {
+	return errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded)
 }
 
 // notWritten names the targets of a plan that failed or were refused.
