@@ -8,6 +8,7 @@ import (
 	"io"
 	"os"
 	"strings"
+	"time"
 
 	"github.com/entitlements-go/entitlements/audit"
 	"github.com/entitlements-go/entitlements/deploy"
@@ -28,6 +29,7 @@ type planFlags struct {
 	maxGroup   float64
 	maxTotal   float64
 	maxPeople  float64
+	maxApply   time.Duration
 }
 
 func (p *planFlags) register(fs *flag.FlagSet) {
@@ -41,6 +43,7 @@ func (p *planFlags) register(fs *flag.FlagSet) {
 	fs.IntVar(&p.maxDeleted, "max-deleted-groups", g.MaxDeletedGroups, "refuse a target plan deleting more groups than this")
 	fs.Float64Var(&p.maxGroup, "max-group-removal-share", g.MaxGroupRemovalShare, "refuse a target plan removing more than this share of one group's members")
 	fs.Float64Var(&p.maxPeople, "max-people-loss-share", g.MaxPeopleLossShare, "refuse the targets of a run when more than this share of the people holding memberships now are missing from the people data (0: the --max-removal-share value)")
+	fs.DurationVar(&p.maxApply, "max-apply-duration", 0, "refuse a plan whose estimated apply duration (from the services' write budgets) exceeds `D`, e.g. 2h, so that a pipeline can split it (0: no limit)")
 	fs.Float64Var(&p.maxTotal, "max-total-removal-share", g.MaxTotalRemovalShare, "refuse the targets of a run that together remove more than this share of all memberships (0: the --max-removal-share value)")
 }
 
@@ -170,7 +173,17 @@ func planOrApplyExt(ctx context.Context, mode string, args []string, stdout, std
 		return exitError
 	}
 	if pf.format == "text" {
+		writeEstimates(stdout, plan)
 		writePredictiveLine(stdout, &pf.common)
+	}
+	if d := plan.EstimatedDuration(); pf.maxApply > 0 && d > pf.maxApply {
+		what := "nothing was applied"
+		if mode == "plan" {
+			what = "no plan file written"
+		}
+		fmt.Fprintf(stderr, "entitlements %s: the estimated apply duration, about %s, exceeds --max-apply-duration %s (%s); split the change into smaller ones\n",
+			mode, d.Round(time.Second), pf.maxApply, what)
+		return exitError
 	}
 	if rf.out != "" && plan.Err() != nil && !rf.allowPartial {
 		// Applied, such a file would write only part of what the config says.
@@ -235,6 +248,21 @@ func planOrApplyExt(ctx context.Context, mode string, args []string, stdout, std
 		return exitChanges
 	}
 	return exitOK
+}
+
+// writeEstimates prints what applying each target will cost, for the targets whose provider
+// can say (the estimate comes from the services' documented write budgets).
+func writeEstimates(w io.Writer, plan *deploy.Plan) {
+	n := 0
+	for _, t := range plan.Targets {
+		if t.Estimate != nil && t.Estimate.Total() > 0 {
+			termsafe.Fprintf(w, "Estimate: %s (%s): %s\n", t.OU, t.Type, t.Estimate.String())
+			n++
+		}
+	}
+	if n > 1 {
+		fmt.Fprintf(w, "Estimated apply duration: about %s\n", plan.EstimatedDuration().Round(time.Second))
+	}
 }
 
 // journalExists says that apply PLANFILE ran before: its journal is there to be resumed.
