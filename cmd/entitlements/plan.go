@@ -15,6 +15,7 @@ import (
 	"github.com/entitlements-go/entitlements/guard"
 	"github.com/entitlements-go/entitlements/internal/termsafe"
 	"github.com/entitlements-go/entitlements/journal"
+	"github.com/entitlements-go/entitlements/providers/github"
 	"github.com/entitlements-go/entitlements/review"
 	"github.com/entitlements-go/entitlements/runner"
 )
@@ -209,6 +210,13 @@ func planOrApplyExt(ctx context.Context, mode string, args []string, stdout, std
 		if out.Report != nil {
 			review.WriteReport(stdout, out.Report, review.ReportOptions{Plan: plan, Verbose: pf.verbose})
 			failed = failed || out.Err() != nil
+			// GitHub's per-item refusals (a blocked user, an organization given as a member)
+			// in one table, with what to do about each.
+			if items := github.ItemErrors(out.Err()); len(items) > 0 {
+				if err := github.WriteFailureSummary(termsafe.NewWriter(stderr), items); err != nil {
+					fmt.Fprintf(stderr, "entitlements %s: writing the failure summary: %v\n", mode, err)
+				}
+			}
 		}
 		if errors.Is(auditErr, journal.ErrExists) {
 			// Another apply created the journal since the check above.

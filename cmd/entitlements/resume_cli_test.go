@@ -3,6 +3,7 @@ package main
 import (
 	"bytes"
 	"context"
+	"errors"
 	"os"
 	"path/filepath"
 	"strings"
@@ -12,6 +13,7 @@ import (
 	"github.com/entitlements-go/entitlements/config"
 	"github.com/entitlements-go/entitlements/providers"
 	"github.com/entitlements-go/entitlements/providers/fake"
+	"github.com/entitlements-go/entitlements/providers/github"
 )
 
 // runRealCtx is runReal with a context of its own (a test stops the run through it).
@@ -129,5 +131,32 @@ func TestCLIApplyResumeUsage(t *testing.T) {
 	}
 	if _, err := os.Stat(planFile + ".journal"); !os.IsNotExist(err) {
 		t.Errorf("a simulated apply wrote a journal: %v", err)
+	}
+}
+
+// Issue 25.4: GitHub's classified per-item failures are summed up in one table on stderr
+// after the report; the other changes are applied and the run fails.
+func TestCLIApplyItemFailureSummary(t *testing.T) {
+	fp := realTargets(t)
+	fp.FailApply(func(c *providers.Change) error {
+		if strings.Contains(c.DN, "cn=sre,") {
+			return errors.Join(&github.ItemError{Kind: github.FailBlocked, Org: "acme", Team: "sre", Login: "mallory",
+				Err: errors.New("User is blocked"), Suggestion: "ask mallory to unblock the org"})
+		}
+		return nil
+	})
+	code, stdout, stderr := runReal(t, fp, "apply", "--config", exampleConfig, "--now", "2026-01-01", "--yes")
+	if code != exitError || lastLine(stdout) != "Apply failed (4 of 5 done)" {
+		t.Fatalf("exit %d\n%s\n%s", code, stdout, stderr)
+	}
+	mustContain(t, "stderr", stderr, "GitHub: 1 item(s) failed (blocked 1); the other changes were applied:\n",
+		"KIND", "blocked  acme", "mallory", "User is blocked (ask mallory to unblock the org)")
+	if strings.Contains(stdout, "GitHub:") {
+		t.Errorf("the summary is on stdout:\n%s", stdout)
+	}
+	// Without classified failures there is no table.
+	_, _, stderr = runReal(t, realTargets(t), "apply", "--config", exampleConfig, "--now", "2026-01-01", "--yes")
+	if strings.Contains(stderr, "GitHub:") {
+		t.Errorf("a summary without failures:\n%s", stderr)
 	}
 }
