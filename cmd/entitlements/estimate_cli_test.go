@@ -81,6 +81,16 @@ func TestCLIPlanEstimate(t *testing.T) {
 		t.Errorf("an estimate without an estimating provider:\n%s", stdout)
 	}
 
+	// The plan file carries the estimates, and show prints them as plan did.
+	saved := filepath.Join(t.TempDir(), "saved.json")
+	if code, _, stderr := runEstimating(t, time.Minute, append([]string{"plan", "--out", saved}, base...)...); code != exitOK {
+		t.Fatalf("plan --out: exit %d\n%s", code, stderr)
+	}
+	if code, stdout, stderr := runCLI(t, "show", saved); code != exitOK ||
+		!strings.Contains(stdout, "Estimate: apps (ldap): 4 writes (group 4), about 4m0s\n") || !strings.Contains(stdout, "Estimated apply duration: about 5m0s\n") {
+		t.Errorf("show: exit %d\n%s\n%s", code, stdout, stderr)
+	}
+
 	planFile := filepath.Join(t.TempDir(), "p.json")
 	for _, tc := range []struct {
 		name string
