@@ -164,6 +164,8 @@ type jsonTarget struct {
 	Error   string               `json:"error,omitempty"`
 	Refused bool                 `json:"refused,omitempty"`
 	Changes []deploy.SavedChange `json:"changes"`
+	// Estimate is what applying the changes will cost, when the provider can say.
+	Estimate *deploy.SavedEstimate `json:"estimate,omitempty"`
 }
 
 type jsonTargetTimings struct {
@@ -202,6 +204,9 @@ func WritePlanJSON(w io.Writer, plan *deploy.Plan) error {
 		}
 		for _, c := range t.Changes {
 			jt.Changes = append(jt.Changes, deploy.SaveChange(c))
+		}
+		if e := t.Estimate; e != nil {
+			jt.Estimate = &deploy.SavedEstimate{Writes: e.Writes, Seconds: int64(e.Duration.Round(time.Second) / time.Second), Notes: e.Notes}
 		}
 		out.Plan.Targets = append(out.Plan.Targets, jt)
 	}

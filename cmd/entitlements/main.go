@@ -75,6 +75,9 @@ const (
 	exitOK    = 0
 	exitError = 1
 	exitUsage = 2
+	// exitStopped: apply stopped before its end (interrupted, a run budget ran out); with a
+	// plan file, apply --resume PLANFILE continues it.
+	exitStopped = 3
 )
 
 func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {

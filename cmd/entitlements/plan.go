@@ -6,12 +6,16 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"os"
 	"strings"
+	"time"
 
 	"github.com/entitlements-go/entitlements/audit"
 	"github.com/entitlements-go/entitlements/deploy"
 	"github.com/entitlements-go/entitlements/guard"
 	"github.com/entitlements-go/entitlements/internal/termsafe"
+	"github.com/entitlements-go/entitlements/journal"
+	"github.com/entitlements-go/entitlements/providers/github"
 	"github.com/entitlements-go/entitlements/review"
 	"github.com/entitlements-go/entitlements/runner"
 )
@@ -26,6 +30,7 @@ type planFlags struct {
 	maxGroup   float64
 	maxTotal   float64
 	maxPeople  float64
+	maxApply   time.Duration
 }
 
 func (p *planFlags) register(fs *flag.FlagSet) {
@@ -39,6 +44,7 @@ func (p *planFlags) register(fs *flag.FlagSet) {
 	fs.IntVar(&p.maxDeleted, "max-deleted-groups", g.MaxDeletedGroups, "refuse a target plan deleting more groups than this")
 	fs.Float64Var(&p.maxGroup, "max-group-removal-share", g.MaxGroupRemovalShare, "refuse a target plan removing more than this share of one group's members")
 	fs.Float64Var(&p.maxPeople, "max-people-loss-share", g.MaxPeopleLossShare, "refuse the targets of a run when more than this share of the people holding memberships now are missing from the people data (0: the --max-removal-share value)")
+	fs.DurationVar(&p.maxApply, "max-apply-duration", 0, "refuse a plan whose estimated apply duration (from the services' write budgets) exceeds `D`, e.g. 2h, so that a pipeline can split it (0: no limit)")
 	fs.Float64Var(&p.maxTotal, "max-total-removal-share", g.MaxTotalRemovalShare, "refuse the targets of a run that together remove more than this share of all memberships (0: the --max-removal-share value)")
 }
 
@@ -101,6 +107,19 @@ func planOrApplyExt(ctx context.Context, mode string, args []string, stdout, std
 		fmt.Fprintln(note, simulatedNote)
 		defer fmt.Fprintln(note, simulatedNote)
 	}
+	// apply PLANFILE journals its writes so that a stopped run can be resumed; a simulation
+	// writes no file, so it has no journal and nothing to resume.
+	journaled := mode == "apply" && saved != nil && pf.readsTargets
+	if rf.resume && !journaled {
+		fmt.Fprintf(stderr, "entitlements %s: --resume: %s is a simulated plan (--state): it keeps no journal, apply it again instead\n", mode, rf.planFile)
+		return exitUsage
+	}
+	if journaled && !rf.resume {
+		if _, err := os.Lstat(rf.journalPath()); err == nil {
+			fmt.Fprintf(stderr, "entitlements %s: %s\n", mode, journalExists(&rf))
+			return exitError
+		}
+	}
 	defer pf.stop()
 	prog := newProgress(stderr)
 	prog.begin("calculating")
@@ -121,6 +140,9 @@ func planOrApplyExt(ctx context.Context, mode string, args []string, stdout, std
 	// failure, once. The auditors' warnings are always shown.
 	opt := runner.Options{Backends: reg, Simulated: !pf.readsTargets, Saved: saved, AllowPartial: rf.allowPartial,
 		Guard: &g, Force: pf.force, Audit: audit.Options{Logger: pf.logger}}
+	if journaled {
+		opt.Journal, opt.Resume = rf.journalPath(), rf.resume
+	}
 	if pf.verbose {
 		opt.Logger = pf.logger
 	}
@@ -152,7 +174,17 @@ func planOrApplyExt(ctx context.Context, mode string, args []string, stdout, std
 		return exitError
 	}
 	if pf.format == "text" {
+		writeEstimates(stdout, plan)
 		writePredictiveLine(stdout, &pf.common)
+	}
+	if d := plan.EstimatedDuration(); pf.maxApply > 0 && d > pf.maxApply {
+		what := "nothing was applied"
+		if mode == "plan" {
+			what = "no plan file written"
+		}
+		fmt.Fprintf(stderr, "entitlements %s: the estimated apply duration, about %s, exceeds --max-apply-duration %s (%s); split the change into smaller ones\n",
+			mode, d.Round(time.Second), pf.maxApply, what)
+		return exitError
 	}
 	if rf.out != "" && plan.Err() != nil && !rf.allowPartial {
 		// Applied, such a file would write only part of what the config says.
@@ -171,14 +203,34 @@ func planOrApplyExt(ctx context.Context, mode string, args []string, stdout, std
 		}
 	}
 	var auditErr error
+	var out *runner.Outcome
 	if mode == "apply" {
-		var out *runner.Outcome
 		out, auditErr = runner.Apply(ctx, repo, res, plan, opt)
 		writeAuditRecords(stderr, out, auditErr)
 		if out.Report != nil {
 			review.WriteReport(stdout, out.Report, review.ReportOptions{Plan: plan, Verbose: pf.verbose})
 			failed = failed || out.Err() != nil
+			// GitHub's per-item refusals (a blocked user, an organization given as a member)
+			// in one table, with what to do about each.
+			if items := github.ItemErrors(out.Err()); len(items) > 0 {
+				if err := github.WriteFailureSummary(termsafe.NewWriter(stderr), items); err != nil {
+					fmt.Fprintf(stderr, "entitlements %s: writing the failure summary: %v\n", mode, err)
+				}
+			}
 		}
+		if errors.Is(auditErr, journal.ErrExists) {
+			// Another apply created the journal since the check above.
+			auditErr = errors.New(journalExists(&rf))
+		}
+		// The last line says how the run ended: done, stopped (resumable), failed.
+		defer fmt.Fprintf(stdout, "Apply %s\n", out.Summary())
+	}
+	stopped := out != nil && out.Status == runner.Stopped && (auditErr == nil || isStop(auditErr))
+	if stopped {
+		if journaled {
+			termsafe.Fprintf(stderr, "entitlements %s: stopped; continue with: entitlements apply --resume %s\n", mode, resumeArgs(&rf))
+		}
+		auditErr = nil // the context's error: the summary says it
 	}
 	if failed || auditErr != nil {
 		if err := plan.Err(); err != nil {
@@ -195,12 +247,49 @@ func planOrApplyExt(ctx context.Context, mode string, args []string, stdout, std
 		if auditErr != nil {
 			fmt.Fprintf(stderr, "entitlements %s: %v\n", mode, auditErr)
 		}
+		if stopped {
+			return exitStopped
+		}
 		return exitError
 	}
 	if n, _ := pendingChanges(plan); rf.detailed && n > 0 {
 		return exitChanges
 	}
 	return exitOK
+}
+
+// writeEstimates prints what applying each target will cost, for the targets whose provider
+// can say (the estimate comes from the services' documented write budgets).
+func writeEstimates(w io.Writer, plan *deploy.Plan) {
+	n := 0
+	for _, t := range plan.Targets {
+		if t.Estimate != nil && t.Estimate.Total() > 0 {
+			termsafe.Fprintf(w, "Estimate: %s (%s): %s\n", t.OU, t.Type, t.Estimate.String())
+			n++
+		}
+	}
+	if n > 1 {
+		fmt.Fprintf(w, "Estimated apply duration: about %s\n", plan.EstimatedDuration().Round(time.Second))
+	}
+}
+
+// journalExists says that apply PLANFILE ran before: its journal is there to be resumed.
+func journalExists(rf *reviewFlags) string {
+	return fmt.Sprintf("journal %s exists: an apply of %s already ran; continue it with apply --resume %s (or remove the journal to apply the plan again from the start)",
+		rf.journalPath(), rf.planFile, resumeArgs(rf))
+}
+
+// resumeArgs are the arguments of the apply that resumes this one.
+func resumeArgs(rf *reviewFlags) string {
+	if rf.journal != "" {
+		return "--journal " + rf.journal + " " + rf.planFile
+	}
+	return rf.planFile
+}
+
+// isStop reports whether err says that the run was stopped (interrupted), not that it failed.
+func isStop(err error) bool {
+	return errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded)
 }
 
 // notWritten names the targets of a plan that failed or were refused.

@@ -185,6 +185,9 @@ func planOfSaved(s *deploy.SavedPlan) (*deploy.Plan, error) {
 		if st.Error != "" {
 			tp.Err = errors.New(st.Error)
 		}
+		if e := st.Estimate; e != nil {
+			tp.Estimate = &providers.Estimate{Writes: e.Writes, Duration: time.Duration(e.Seconds) * time.Second, Notes: e.Notes}
+		}
 		for _, sc := range st.Changes {
 			k, ok := kinds[sc.Kind]
 			if !ok {
@@ -271,6 +274,9 @@ func cmdShow(_ context.Context, args []string, stdout, stderr io.Writer) int {
 	if err := writePlan(stdout, *format, plan, false); err != nil {
 		fmt.Fprintf(stderr, "entitlements show: %v\n", err)
 		return exitError
+	}
+	if *format == "text" {
+		writeEstimates(stdout, plan)
 	}
 	return exitOK
 }

@@ -37,7 +37,7 @@ func TestCLIApplyOutputQuiet(t *testing.T) {
 			simulatedNote + "\n" + changes + sre +
 				"Plan: 1 to create, 3 to update, 1 to delete\n" +
 				"Apply: 5 change(s) applied, 0 skipped, 0 failed; 0 target(s) not applied\n" +
-				simulatedNote + "\n",
+				"Apply done\n" + simulatedNote + "\n",
 			""},
 		{"refused", append(base[:len(base):len(base)], "--max-deleted-groups", "0"), exitError,
 			simulatedNote + "\n" +
@@ -45,7 +45,7 @@ func TestCLIApplyOutputQuiet(t *testing.T) {
 				strings.Replace(changes, "apps (ldap): 4 change(s)\n", "apps (ldap): 4 change(s) refused, not applied:\n", 1) + sre +
 				"Plan: 0 to create, 1 to update, 0 to delete (1 target(s) failed or refused: nothing will be written to them)\n" +
 				"Apply: 1 change(s) applied, 0 skipped, 0 failed; 1 target(s) not applied: apps\n" +
-				simulatedNote + "\n",
+				"Apply failed (1 of 5 done)\n" + simulatedNote + "\n",
 			"entitlements apply: 1 target(s) failed or refused (see the plan), nothing written to them: apps\n"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {

@@ -28,6 +28,8 @@ type reviewFlags struct {
 	detailed     bool
 	yes          bool
 	allowPartial bool
+	journal      string // apply PLANFILE's journal (default PLANFILE.journal)
+	resume       bool
 	planFile     string // apply's positional PLANFILE
 }
 
@@ -41,6 +43,8 @@ func (rf *reviewFlags) register(fs *flag.FlagSet, mode string) {
 		fs.BoolVar(&rf.yes, "yes", false, "apply without asking for confirmation (for scripts and CI)")
 		fs.BoolVar(&rf.yes, "auto-approve", false, "alias of --yes")
 		fs.BoolVar(&rf.allowPartial, "allow-partial", false, "apply the targets of PLANFILE that still match it when others do not (default: all or nothing, every target checked before the first write)")
+		fs.StringVar(&rf.journal, "journal", "", "record every write of apply PLANFILE in `FILE` (default PLANFILE.journal), so that a stopped apply can be resumed")
+		fs.BoolVar(&rf.resume, "resume", false, "continue a stopped apply of PLANFILE from its journal: what is already in place is skipped")
 	}
 }
 
@@ -61,7 +65,20 @@ func (rf *reviewFlags) parse(fs *flag.FlagSet, mode string, args []string, stder
 		fmt.Fprintf(stderr, "unexpected arguments: %s\n", strings.Join(fs.Args(), " "))
 		return false
 	}
+	if rf.planFile == "" && (rf.journal != "" || rf.resume) {
+		// A journal belongs to one plan file: a run that plans afresh has nothing to resume.
+		fmt.Fprintf(stderr, "entitlements %s: --journal and --resume need a PLANFILE (plan --out PLANFILE, then apply PLANFILE)\n", mode)
+		return false
+	}
 	return true
+}
+
+// journalPath is the journal of apply PLANFILE: --journal, or next to the plan file.
+func (rf *reviewFlags) journalPath() string {
+	if rf.journal != "" {
+		return rf.journal
+	}
+	return rf.planFile + ".journal"
 }
 
 // readSaved reads apply's plan file, if any.
