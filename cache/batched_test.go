@@ -103,12 +103,6 @@ func waitFor(t *testing.T, what string, cond func() bool) {
 	}
 }
 
-func inFlight(c *Batched[string], k string) bool {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return c.inflight[k] != nil
-}
-
 // values reduces entries to key -> value ("-" for not found).
 func values(m map[string]Entry[string]) map[string]string {
 	out := make(map[string]string, len(m))

@@ -1,7 +1,6 @@
 package calc
 
 import (
-	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -32,10 +31,6 @@ import (
 // testNow is "today" for every test that does not set its own: 2024-06-15, mid-day UTC.
 var testNow = time.Date(2024, 6, 15, 12, 0, 0, 0, time.UTC)
 
-const (
-	past   = "2020-01-01"
-	future = "2099-01-01"
-)
 
 // stdPeople, in byte order: Carol alice bob boss dave eve mallory.
 const stdPeople = `boss: {cn: The Boss}
@@ -359,13 +354,6 @@ func hasWarning(r *Repo, path, substr string) bool {
 		}
 	}
 	return false
-}
-
-// sortedCopy returns a sorted copy (for comparing sets).
-func sortedCopy[T cmp.Ordered](s []T) []T {
-	out := slices.Clone(s)
-	slices.Sort(out)
-	return out
 }
 
 // corpusFiles returns the contents of every corpus file with that extension (for fuzz seeds).

@@ -127,7 +127,6 @@ type group struct {
 	state      uint8 // unvisited, active, done
 	bad        bool
 	r, ref     *roaring.Bitmap
-	evaluated  bool
 	finalDepOK bool
 }
 

@@ -5,7 +5,6 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"runtime"
 	"strings"
 	"testing"
 )
@@ -17,9 +16,9 @@ func TestREADMELibrarySnippet(t *testing.T) {
 	if testing.Short() {
 		t.Skip("runs the go tool (-short)")
 	}
-	gotool := filepath.Join(runtime.GOROOT(), "bin", "go")
-	if _, err := os.Stat(gotool); err != nil {
-		t.Skipf("go tool not found at %s", gotool)
+	gotool, err := exec.LookPath("go")
+	if err != nil {
+		t.Skipf("go tool not found: %v", err)
 	}
 	readme, err := os.ReadFile("../README.md")
 	if err != nil {

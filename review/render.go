@@ -85,7 +85,7 @@ func (d *Diff) WriteJSON(w io.Writer) error {
 		Gaining int    `json:"people_gaining"`
 		Losing  int    `json:"people_losing"`
 	}
-	conv := func(s OUSummary) sum { return sum{s.OU, s.Groups, s.Created, s.Deleted, s.Gaining, s.Losing} }
+	conv := func(s OUSummary) sum { return sum(s) }
 	out := struct {
 		Version     int          `json:"version"`
 		Summary     sum          `json:"summary"`

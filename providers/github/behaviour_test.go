@@ -393,4 +393,3 @@ func mustTeam(t *testing.T, e *env, slug string) fakegithub.TeamInfo {
 	return ti
 }
 
-func newLogger(w *syncBuffer) *slog.Logger { return slog.New(slog.NewTextHandler(w, nil)) }

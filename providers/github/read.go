@@ -476,11 +476,6 @@ func (o *orgState) userToken() bool {
 	return o.viewer != "" && !strings.HasSuffix(o.viewer, "[bot]")
 }
 
-// isViewer reports whether login is the token's own user.
-func (o *orgState) isViewer(login string) bool {
-	return o.viewer != "" && strings.EqualFold(o.viewer, login)
-}
-
 func (o *orgState) active(login string) bool {
 	o.mu.Lock()
 	defer o.mu.Unlock()
