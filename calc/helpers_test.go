@@ -31,7 +31,6 @@ import (
 // testNow is "today" for every test that does not set its own: 2024-06-15, mid-day UTC.
 var testNow = time.Date(2024, 6, 15, 12, 0, 0, 0, time.UTC)
 
-
 // stdPeople, in byte order: Carol alice bob boss dave eve mallory.
 const stdPeople = `boss: {cn: The Boss}
 alice: {cn: Alice}

@@ -392,4 +392,3 @@ func mustTeam(t *testing.T, e *env, slug string) fakegithub.TeamInfo {
 	}
 	return ti
 }
-
