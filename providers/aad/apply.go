@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/entitlements-go/entitlements/internal/retry"
 	"log/slog"
 	"net/http"
 	"slices"
@@ -551,7 +552,7 @@ func (p *Provider) create(ctx context.Context, op *changeOp) {
 				fail(providers.Failed, fmt.Errorf("giving up after %d attempts: %w", attempt, err))
 				return
 			}
-			wait, ok := retryAfter(ra, p.reg.opt.Now())
+			wait, ok := retry.After(ra, p.reg.opt.Now())
 			if !ok {
 				wait = p.svc.g.backoff(attempt)
 			}
@@ -631,7 +632,7 @@ func (p *Provider) adoptUnseen(ctx context.Context, op *changeOp, name, retryAft
 	var lerr error
 	for i := 1; i <= unseenLookups; i++ {
 		wait := p.svc.g.backoff(i)
-		if d, ok := retryAfter(retryAfterHeader, p.reg.opt.Now()); ok && i == 1 {
+		if d, ok := retry.After(retryAfterHeader, p.reg.opt.Now()); ok && i == 1 {
 			wait = d
 		}
 		if werr := p.svc.g.wait(ctx, wait); werr != nil {

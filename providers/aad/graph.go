@@ -27,6 +27,7 @@ import (
 
 	"github.com/entitlements-go/entitlements/internal/capped"
 	"github.com/entitlements-go/entitlements/internal/redact"
+	"github.com/entitlements-go/entitlements/internal/retry"
 	"github.com/entitlements-go/entitlements/providers"
 )
 
@@ -265,29 +266,11 @@ func (g *graph) acquire(ctx context.Context) error {
 
 func (g *graph) release() { <-g.reg.sem }
 
-// retryAfter parses a Retry-After value (seconds or an HTTP date).
-func retryAfter(v string, now time.Time) (time.Duration, bool) {
-	v = strings.TrimSpace(v)
-	if v == "" {
-		return 0, false
-	}
-	if n, err := strconv.Atoi(v); err == nil && n >= 0 {
-		return time.Duration(n) * time.Second, true
-	}
-	if t, err := http.ParseTime(v); err == nil {
-		return max(t.Sub(now), 0), true
-	}
-	return 0, false
-}
-
 // backoff is the wait before attempt n+1 without Retry-After: BaseBackoff doubled per
 // attempt, jittered to [50%, 100%] so that parallel batches do not retry in lockstep, capped
 // at MaxWait.
 func (g *graph) backoff(attempt int) time.Duration {
-	o := g.reg.opt
-	d := o.BaseBackoff << min(attempt-1, 16)
-	d = min(d, o.MaxWait)
-	return d/2 + rand.N(d/2+1)
+	return retry.Backoff(g.reg.opt.BaseBackoff, g.reg.opt.MaxWait, attempt, rand.Float64())
 }
 
 // wait sleeps before a retry; a Retry-After beyond MaxWait is an error (see Options.MaxWait).
@@ -384,7 +367,7 @@ func (g *graph) runChunk(ctx context.Context, pending []*item) {
 			case status == http.StatusTooManyRequests:
 				// Throttled before execution: safe to resend, writes included.
 				g.reg.counters.throttled.Add(1)
-				d, ok := retryAfter(ra, g.reg.opt.Now())
+				d, ok := retry.After(ra, g.reg.opt.Now())
 				if !ok {
 					d = g.backoff(attempts[pending[0]])
 				}
@@ -405,7 +388,7 @@ func (g *graph) runChunk(ctx context.Context, pending []*item) {
 					return
 				}
 				wait = g.backoff(attempts[pending[0]])
-				if d, ok := retryAfter(ra, g.reg.opt.Now()); ok {
+				if d, ok := retry.After(ra, g.reg.opt.Now()); ok {
 					wait = d
 				}
 			default:
@@ -422,7 +405,7 @@ func (g *graph) runChunk(ctx context.Context, pending []*item) {
 			}
 			continue
 		}
-		var retry []*item
+		var again []*item
 		var wait time.Duration
 		for _, it := range pending {
 			r, ok := replies[it]
@@ -441,7 +424,7 @@ func (g *graph) runChunk(ctx context.Context, pending []*item) {
 			case http.StatusTooManyRequests:
 				g.reg.counters.throttled.Add(1)
 				var ok bool
-				if d, ok = retryAfter(r.Headers["retry-after"], g.reg.opt.Now()); !ok {
+				if d, ok = retry.After(r.Headers["retry-after"], g.reg.opt.Now()); !ok {
 					d = g.backoff(attempts[it])
 				}
 			case http.StatusInternalServerError, http.StatusBadGateway, http.StatusServiceUnavailable, http.StatusGatewayTimeout:
@@ -451,24 +434,24 @@ func (g *graph) runChunk(ctx context.Context, pending []*item) {
 					continue
 				}
 				d = g.backoff(attempts[it])
-				if ra, ok := retryAfter(r.Headers["retry-after"], g.reg.opt.Now()); ok {
+				if ra, ok := retry.After(r.Headers["retry-after"], g.reg.opt.Now()); ok {
 					d = ra
 				}
 			default:
 				continue
 			}
 			if attempts[it] < g.reg.opt.MaxAttempts && d <= g.reg.opt.MaxWait {
-				retry = append(retry, it)
+				again = append(again, it)
 				wait = max(wait, d)
 			}
 		}
-		if len(retry) > 0 {
+		if len(again) > 0 {
 			if err := g.wait(ctx, wait); err != nil {
-				failAll(retry, err, false)
+				failAll(again, err, false)
 				return
 			}
 		}
-		pending = retry
+		pending = again
 	}
 }
 

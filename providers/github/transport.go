@@ -6,6 +6,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/entitlements-go/entitlements/internal/retry"
 	"io"
 	"math/rand/v2"
 	"net/http"
@@ -226,12 +227,7 @@ func (s *session) backoff(ctx context.Context, attempt int, hint time.Duration) 
 	opt := &s.h.reg.opt
 	d := hint
 	if d <= 0 {
-		ceil := opt.BaseBackoff << (attempt - 1)
-		if ceil > opt.MaxBackoff || ceil <= 0 {
-			ceil = opt.MaxBackoff
-		}
-		// Full jitter in [ceil/2, ceil): spreads the retries of concurrent requests.
-		d = ceil/2 + time.Duration(opt.Jitter()*float64(ceil/2))
+		d = retry.Backoff(opt.BaseBackoff, opt.MaxBackoff, attempt, opt.Jitter())
 	}
 	if err := s.h.reg.budget.spend(d, "a retry backoff"); err != nil {
 		return err
@@ -451,19 +447,10 @@ func (s *session) rateLimited(resp *http.Response) (kind string, wait time.Durat
 	return kind, max(wait, time.Millisecond), msg
 }
 
-// retryAfter parses Retry-After (seconds or an HTTP date); 0 when absent.
+// retryAfter is the wait Retry-After asks for; 0 when absent (or in the past).
 func retryAfter(h http.Header, now time.Time) time.Duration {
-	v := strings.TrimSpace(h.Get("Retry-After"))
-	if v == "" {
-		return 0
-	}
-	if n, err := strconv.Atoi(v); err == nil {
-		return time.Duration(max(n, 0)) * time.Second
-	}
-	if t, err := http.ParseTime(v); err == nil {
-		return max(t.Sub(now), 0)
-	}
-	return 0
+	d, _ := retry.After(h.Get("Retry-After"), now)
+	return d
 }
 
 func resetAt(h http.Header) (time.Time, bool) {
