@@ -324,6 +324,17 @@ func WritePlanMarkdown(w io.Writer, plan *deploy.Plan, opt MarkdownOptions) erro
 			n[providers.CreateGroup], n[providers.UpdateGroup], n[providers.DeleteGroup], n[providers.UpdatePerson], status)
 	}
 	h.WriteByte('\n')
+	// What applying will cost, where the providers can say (their write budgets): a reviewer
+	// of a large change sees how long the apply will run before approving it.
+	if d := plan.EstimatedDuration(); d > 0 {
+		fmt.Fprintf(h, "**Estimated apply duration: about %s**\n\n", d.Round(time.Second))
+		for _, t := range plan.Targets {
+			if t.Estimate != nil && t.Estimate.Total() > 0 {
+				fmt.Fprintf(h, "- %s: %s\n", mdCode(t.OU), mdText(t.Estimate.String()))
+			}
+		}
+		h.WriteByte('\n')
+	}
 	for _, t := range plan.Targets {
 		if len(t.Changes) == 0 {
 			continue

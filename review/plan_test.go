@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/entitlements-go/entitlements/deploy"
 	"github.com/entitlements-go/entitlements/providers"
@@ -65,5 +66,32 @@ func TestPlanShowsCoveredRemovals(t *testing.T) {
 		{Change: eng, Status: providers.Covered}, {Change: plan.Targets[1].Changes[1], Status: providers.Applied}}}}}, review.ReportOptions{})
 	if want := "Apply: 1 change(s) applied, 1 covered by other targets' changes, 0 skipped, 0 failed"; !strings.Contains(rep.String(), want) {
 		t.Errorf("report %q lacks %q", rep.String(), want)
+	}
+}
+
+// A plan whose providers estimate the apply says so in the PR comment, per target and in
+// total; a plan without estimates says nothing of it.
+func TestPlanMarkdownEstimate(t *testing.T) {
+	plan, _ := coveredPlan()
+	var md bytes.Buffer
+	if err := review.WritePlanMarkdown(&md, plan, review.MarkdownOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	if strings.Contains(md.String(), "Estimated apply") {
+		t.Errorf("a plan without estimates shows one:\n%s", md.String())
+	}
+	plan.Targets[1].Estimate = &providers.Estimate{Writes: map[string]int{"team_member": 3}, Duration: 3 * time.Second,
+		Notes: []string{"@acme/admins <b>x</b>"}}
+	md.Reset()
+	if err := review.WritePlanMarkdown(&md, plan, review.MarkdownOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{"**Estimated apply duration: about 3s**", "- `github`: 3 writes (team\\_member 3), about 3s"} {
+		if !strings.Contains(md.String(), want) {
+			t.Errorf("markdown plan lacks %q:\n%s", want, md.String())
+		}
+	}
+	if strings.Contains(md.String(), "@acme") || strings.Contains(md.String(), "<b>") {
+		t.Errorf("an estimate's note reached the comment unescaped:\n%s", md.String())
 	}
 }
