@@ -114,6 +114,13 @@ func planOrApplyExt(ctx context.Context, mode string, args []string, stdout, std
 		fmt.Fprintf(stderr, "entitlements %s: --resume: %s is a simulated plan (--state): it keeps no journal, apply it again instead\n", mode, rf.planFile)
 		return exitUsage
 	}
+	if journaled && rf.resume {
+		if _, err := os.Lstat(rf.journalPath()); errors.Is(err, os.ErrNotExist) {
+			termsafe.Fprintf(stderr, "entitlements %s: --resume: no journal %s: no apply of %s ran here to resume (apply %s without --resume starts one; --journal names another journal)\n",
+				mode, rf.journalPath(), rf.planFile, rf.planFile)
+			return exitError
+		}
+	}
 	if journaled && !rf.resume {
 		if _, err := os.Lstat(rf.journalPath()); err == nil {
 			fmt.Fprintf(stderr, "entitlements %s: %s\n", mode, journalExists(&rf))

@@ -73,6 +73,11 @@ func TestCLIApplyJournalResume(t *testing.T) {
 				return runRealCtx(ctx, fp, append(append(append([]string{"apply"}, jargs...), extra...), planFile)...)
 			}
 
+			// Nothing ran yet: --resume has no journal to continue and says how to start.
+			if code, stdout, stderr := apply(t.Context(), "--resume"); code != exitError || !strings.Contains(stderr, "no journal "+journalFile) || strings.Contains(stdout, "Apply") {
+				t.Errorf("resume before any apply: exit %d\n%s\n%s", code, stdout, stderr)
+			}
+
 			ctx, cancel := context.WithCancel(t.Context())
 			stopAfterWrites(fp, 2, cancel)
 			code, stdout, stderr := apply(ctx)
