@@ -15,7 +15,7 @@ import (
 	"github.com/entitlements-go/entitlements/backend"
 	"github.com/entitlements-go/entitlements/cache"
 	"github.com/entitlements-go/entitlements/config"
-	"github.com/entitlements-go/entitlements/providers/aad/aadspec"
+	"github.com/entitlements-go/entitlements/providers/aadspec"
 	"github.com/entitlements-go/entitlements/providers/github"
 	"github.com/entitlements-go/entitlements/providers/ldap"
 )

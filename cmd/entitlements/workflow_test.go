@@ -81,6 +81,30 @@ func (wf workflow) step(t *testing.T, id string) workflowStep {
 
 // The example workflows pin the release they install, run one at a time, and read no
 // expression into a shell script (issue 22.14).
+// The Azure workflow builds the CLI with -tags aad in a clone of the pinned tag (the AAD
+// provider is a module of its own), never from a branch or @latest.
+func TestAzureWorkflowBuildsThePinnedTag(t *testing.T) {
+	wf, raw := readWorkflow(t, "entitlements-apply-azure.yml")
+	if regexp.MustCompile(`(?m)^[^#\n]*@latest`).MatchString(raw) {
+		t.Error("installs @latest")
+	}
+	if v := wf.Env["ENTITLEMENTS_VERSION"]; !regexp.MustCompile(`^v\d+\.\d+\.\d+$`).MatchString(v) {
+		t.Errorf("ENTITLEMENTS_VERSION %q is not a release tag vX.Y.Z", v)
+	}
+	builds := 0
+	for _, s := range wf.steps() {
+		if strings.Contains(s.Run, "go build -tags aad") {
+			builds++
+			if !strings.Contains(s.Run, `--branch "$ENTITLEMENTS_VERSION"`) {
+				t.Errorf("step %q builds another revision than ENTITLEMENTS_VERSION: %s", s.Name, s.Run)
+			}
+		}
+	}
+	if builds != 1 {
+		t.Errorf("%d -tags aad build steps, want 1", builds)
+	}
+}
+
 func TestWorkflowsPinAndSerialise(t *testing.T) {
 	for _, file := range []string{"entitlements-review.yml", "entitlements-apply.yml"} {
 		t.Run(file, func(t *testing.T) {

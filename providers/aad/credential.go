@@ -18,7 +18,7 @@ import (
 
 	"github.com/entitlements-go/entitlements/config"
 	"github.com/entitlements-go/entitlements/internal/redact"
-	"github.com/entitlements-go/entitlements/providers/aad/aadspec"
+	"github.com/entitlements-go/entitlements/providers/aadspec"
 )
 
 // Environment variables of the credential kinds (README "Credentials").

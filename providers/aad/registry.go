@@ -9,7 +9,7 @@ import (
 	"time"
 
 	"github.com/entitlements-go/entitlements/backend"
-	"github.com/entitlements-go/entitlements/providers/aad/aadspec"
+	"github.com/entitlements-go/entitlements/providers/aadspec"
 
 	"github.com/Azure/azure-sdk-for-go/sdk/azcore"
 
