@@ -123,7 +123,7 @@ type tokenProvider struct {
 	cred  azcore.TokenCredential
 	scope string
 	host  string // host[:port] of the Graph base URL
-	hosts absauth.AllowedHostsValidator
+	hosts *absauth.AllowedHostsValidator
 	// secrets (the Registry's) learns every token handed out, to mask it in messages.
 	secrets *redact.Set
 }
@@ -143,7 +143,7 @@ func (p *tokenProvider) GetAuthorizationToken(ctx context.Context, u *url.URL, _
 	return tok.Token, nil
 }
 
-func (p *tokenProvider) GetAllowedHostsValidator() *absauth.AllowedHostsValidator { return &p.hosts }
+func (p *tokenProvider) GetAllowedHostsValidator() *absauth.AllowedHostsValidator { return p.hosts }
 
 func isLoopback(host string) bool {
 	if host == "localhost" {
@@ -180,8 +180,12 @@ func newGraph(reg *Registry, base string, cred azcore.TokenCredential) (*graph, 
 	if err != nil || u.Host == "" || (u.Scheme != "https" && u.Scheme != "http") {
 		return nil, fmt.Errorf("invalid graph_url %q", base)
 	}
+	hosts, err := absauth.NewAllowedHostsValidatorErrorCheck([]string{u.Hostname()})
+	if err != nil {
+		return nil, fmt.Errorf("graph_url %q: %w", base, err)
+	}
 	tp := &tokenProvider{cred: cred, scope: u.Scheme + "://" + u.Host + "/.default", host: u.Host,
-		hosts: absauth.NewAllowedHostsValidator([]string{u.Hostname()}), secrets: &reg.secrets}
+		hosts: hosts, secrets: &reg.secrets}
 	auth := absauth.NewBaseBearerTokenAuthenticationProvider(tp)
 	opts := msgraph.GetDefaultClientOptions()
 	var mw []khttp.Middleware

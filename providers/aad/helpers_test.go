@@ -138,12 +138,6 @@ func (e *env) group(cn string, members []string, extra ...string) {
 	e.write("groups/aad/groups/"+cn+".txt", b.String())
 }
 
-func (e *env) removeGroup(cn string) {
-	if err := os.Remove(filepath.Join(e.dir, "groups/aad/groups/"+cn+".txt")); err != nil {
-		e.t.Fatal(err)
-	}
-}
-
 // seedUsers creates the Entra users of uids.
 func (e *env) seedUsers(uids ...string) {
 	for _, u := range uids {
