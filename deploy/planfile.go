@@ -247,22 +247,9 @@ func checkTargets(saved *SavedPlan, fresh *Plan) *TargetsError {
 // apply an edited plan as if it had been reviewed whole, and leave those targets' access as
 // it is while the audit log and the next predictive plan took the config for applied.
 func (fresh *Plan) Restrict(saved *SavedPlan, current Inputs) error {
-	if te := checkTargets(saved, fresh); te != nil {
-		for _, t := range fresh.Targets {
-			t.Err = te
-		}
-		return te
-	}
-	inputs := ""
-	switch {
-	case saved.Inputs.Config != current.Config:
-		inputs = "the config repo (group files or entitlements.yaml) changed"
-	case saved.Inputs.People != current.People:
-		inputs = "the people data or the manager map changed"
-	}
-	byOU := map[string]*SavedTarget{}
-	for i := range saved.Targets {
-		byOU[saved.Targets[i].OU] = &saved.Targets[i]
+	byOU, inputs, err := fresh.holdTo(saved, current)
+	if err != nil {
+		return err
 	}
 	for _, t := range fresh.Targets {
 		st := byOU[t.OU]
@@ -343,4 +330,28 @@ func Fingerprint(st *providers.State) string {
 		}
 	}
 	return hex.EncodeToString(h.Sum(nil))
+}
+
+// holdTo is what Restrict and Resume check first: the saved plan's targets are exactly
+// fresh's (else every target of fresh gets the *TargetsError, which is returned), and the
+// inputs it was made from are the current ones (inputs says which changed, "" when none).
+// byOU indexes the saved targets.
+func (fresh *Plan) holdTo(saved *SavedPlan, current Inputs) (byOU map[string]*SavedTarget, inputs string, err error) {
+	if te := checkTargets(saved, fresh); te != nil {
+		for _, t := range fresh.Targets {
+			t.Err = te
+		}
+		return nil, "", te
+	}
+	switch {
+	case saved.Inputs.Config != current.Config:
+		inputs = "the config repo (group files or entitlements.yaml) changed"
+	case saved.Inputs.People != current.People:
+		inputs = "the people data or the manager map changed"
+	}
+	byOU = make(map[string]*SavedTarget, len(saved.Targets))
+	for i := range saved.Targets {
+		byOU[saved.Targets[i].OU] = &saved.Targets[i]
+	}
+	return byOU, inputs, nil
 }

@@ -63,22 +63,9 @@ type Resumed struct {
 // depend on whether the write had reached the system: a change started but never finished is
 // undone as correctly as a finished one.
 func (fresh *Plan) Resume(saved *SavedPlan, current Inputs, started []Started) ([]Resumed, error) {
-	if te := checkTargets(saved, fresh); te != nil {
-		for _, t := range fresh.Targets {
-			t.Err = te
-		}
-		return nil, te
-	}
-	inputs := ""
-	switch {
-	case saved.Inputs.Config != current.Config:
-		inputs = "the config repo (group files or entitlements.yaml) changed"
-	case saved.Inputs.People != current.People:
-		inputs = "the people data or the manager map changed"
-	}
-	byOU := map[string]*SavedTarget{}
-	for i := range saved.Targets {
-		byOU[saved.Targets[i].OU] = &saved.Targets[i]
+	byOU, inputs, err := fresh.holdTo(saved, current)
+	if err != nil {
+		return nil, err
 	}
 	begun := map[startKey]*Started{}
 	anyKind := map[startKey]bool{} // kind-less keys, for covering changes
