@@ -213,40 +213,47 @@ func TestStoppedApplyResumes(t *testing.T) {
 }
 
 // A resume refuses a target that somebody else changed since the plan was made (other than by
-// the journal's writes), applies the others, and fails.
+// the journal's writes), and fails. A resume is the apply of a saved plan: whole or not at
+// all, so by default that refusal stops every target; with AllowPartial the others resume.
 func TestResumeRefusesForeignChanges(t *testing.T) {
-	repo, res, _, fp, reg := fakeBig(t)
-	opt := runner.Options{Backends: reg}
-	first, err := runner.Plan(t.Context(), repo, res, opt)
-	if err != nil {
-		t.Fatal(err)
-	}
-	opt.Saved, opt.Journal = first.Save(deploy.InputsOf(repo)), filepath.Join(t.TempDir(), "j")
-	ctx, cancel := context.WithCancel(t.Context())
-	stopAfter(fp, 10, cancel, map[string]int{})
-	plan, err := runner.Plan(ctx, repo, res, opt)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if out, _ := runner.Apply(ctx, repo, res, plan, opt); out.Status != runner.Stopped {
-		t.Fatalf("first run: %s", out.Summary())
-	}
-	cancel()
-	fp.FailApply(nil)
-	// Somebody adds a member to a group the plan creates (apps, not reached yet).
-	fp.Seed("apps", &providers.Group{DN: "cn=a139,ou=Apps", CN: "a139", Members: []string{"p1"}})
-	// Per target (by default the whole plan is refused: TestResumeIsWholeByDefault).
-	opt.AllowPartial = true
-	plan, out, err := runner.Resume(t.Context(), repo, res, opt.Saved, opt.Journal, opt)
-	if err != nil {
-		t.Fatal(err)
-	}
-	var de *deploy.DriftError
-	if !errors.As(plan.Targets[0].Err, &de) || plan.Targets[0].OU != "apps" || plan.Targets[1].Err != nil {
-		t.Fatalf("targets: %v / %v: want apps refused, teams resumed", plan.Targets[0].Err, plan.Targets[1].Err)
-	}
-	if out.Status != runner.Failed || !strings.HasPrefix(out.Summary(), "failed (") {
-		t.Errorf("outcome %s, want failed", out.Summary())
+	for _, partial := range []bool{false, true} {
+		t.Run(fmt.Sprintf("AllowPartial=%v", partial), func(t *testing.T) {
+			repo, res, _, fp, reg := fakeBig(t)
+			opt := runner.Options{Backends: reg, AllowPartial: partial}
+			first, err := runner.Plan(t.Context(), repo, res, opt)
+			if err != nil {
+				t.Fatal(err)
+			}
+			opt.Saved, opt.Journal = first.Save(deploy.InputsOf(repo)), filepath.Join(t.TempDir(), "j")
+			ctx, cancel := context.WithCancel(t.Context())
+			stopAfter(fp, 10, cancel, map[string]int{})
+			plan, err := runner.Plan(ctx, repo, res, opt)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if out, _ := runner.Apply(ctx, repo, res, plan, opt); out.Status != runner.Stopped {
+				t.Fatalf("first run: %s", out.Summary())
+			}
+			cancel()
+			fp.FailApply(nil)
+			// Somebody adds a member to a group the plan creates (apps, not reached yet).
+			fp.Seed("apps", &providers.Group{DN: "cn=a139,ou=Apps", CN: "a139", Members: []string{"p1"}})
+			plan, out, err := runner.Resume(t.Context(), repo, res, opt.Saved, opt.Journal, opt)
+			var de *deploy.DriftError
+			if !errors.As(plan.Targets[0].Err, &de) || plan.Targets[0].OU != "apps" {
+				t.Fatalf("apps: %v, want a drift refusal", plan.Targets[0].Err)
+			}
+			if partial {
+				if err != nil || plan.Targets[1].Err != nil {
+					t.Fatalf("resume error %v, teams %v: want teams resumed", err, plan.Targets[1].Err)
+				}
+			} else if !errors.Is(err, runner.ErrNotWhole) || plan.Targets[1].Err == nil {
+				t.Fatalf("resume error %v, teams %v: want ErrNotWhole and teams not applied", err, plan.Targets[1].Err)
+			}
+			if out.Status != runner.Failed || !strings.HasPrefix(out.Summary(), "failed") {
+				t.Errorf("outcome %s, want failed", out.Summary())
+			}
+		})
 	}
 }
 
@@ -281,36 +288,5 @@ func TestJournalBelongsToItsPlan(t *testing.T) {
 	opt.Saved = nil
 	if _, err := runner.Plan(t.Context(), repo, res, opt); !errors.Is(err, runner.ErrJournalNeedsPlan) {
 		t.Errorf("journal without a plan: %v", err)
-	}
-}
-
-// A resume is the apply of a saved plan: whole or not at all unless AllowPartial, so a
-// target moved by others refuses every target and nothing more is written.
-func TestResumeIsWholeByDefault(t *testing.T) {
-	repo, res, _, fp, reg := fakeBig(t)
-	opt := runner.Options{Backends: reg}
-	first, err := runner.Plan(t.Context(), repo, res, opt)
-	if err != nil {
-		t.Fatal(err)
-	}
-	opt.Saved, opt.Journal = first.Save(deploy.InputsOf(repo)), filepath.Join(t.TempDir(), "j")
-	ctx, cancel := context.WithCancel(t.Context())
-	stopAfter(fp, 10, cancel, map[string]int{})
-	plan, err := runner.Plan(ctx, repo, res, opt)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if out, _ := runner.Apply(ctx, repo, res, plan, opt); out.Status != runner.Stopped {
-		t.Fatalf("first run: %s", out.Summary())
-	}
-	cancel()
-	fp.FailApply(nil)
-	fp.Seed("apps", &providers.Group{DN: "cn=a139,ou=Apps", CN: "a139", Members: []string{"p1"}})
-	plan, out, err := runner.Resume(t.Context(), repo, res, opt.Saved, opt.Journal, opt)
-	if !errors.Is(err, runner.ErrNotWhole) {
-		t.Fatalf("resume error %v, want ErrNotWhole", err)
-	}
-	if plan.Targets[1].Err == nil || out.Status != runner.Failed {
-		t.Errorf("teams: %v, outcome %s: want teams not applied and failed", plan.Targets[1].Err, out.Summary())
 	}
 }
