@@ -2,15 +2,12 @@ package aad
 
 import (
 	"context"
-	"os"
-	"path/filepath"
 	"slices"
 	"strings"
 	"sync"
 	"testing"
 	"time"
 
-	"github.com/entitlements-go/entitlements/cache"
 	"github.com/entitlements-go/entitlements/config"
 	"github.com/entitlements-go/entitlements/deploy"
 	"github.com/entitlements-go/entitlements/providers"
@@ -652,16 +649,7 @@ func TestPredictive(t *testing.T) {
 	e.group("a", []string{"u000", "u001"})
 	e.group("b", []string{"u000", "u002"})
 	e.group("c", []string{"u000", "u003"})
-	dir := t.TempDir()
-	for cn, ms := range map[string][]string{"a": {"U000", "u001"}, "b": {"u000", "u002"}, "c": {"u000"}} {
-		if err := os.WriteFile(filepath.Join(dir, cache.FileNameFromDN("cn="+cn+",ou=aad,dc=example,dc=net")), cache.StateFile(ms, nil), 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
-	pred, err := cache.LoadPredictive(dir)
-	if err != nil {
-		t.Fatal(err)
-	}
+	pred := e.predictive(map[string][]string{"a": {"U000", "u001"}, "b": {"u000", "u002"}, "c": {"u000"}})
 	reg := e.registry(Options{Predictive: pred})
 	_, tp, _ := e.plan(reg, false)
 	if tp.Err != nil {

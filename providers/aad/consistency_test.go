@@ -6,15 +6,12 @@ import (
 	"encoding/json"
 	"log/slog"
 	"net/http"
-	"os"
-	"path/filepath"
 	"slices"
 	"strings"
 	"sync"
 	"testing"
 	"time"
 
-	"github.com/entitlements-go/entitlements/cache"
 	"github.com/entitlements-go/entitlements/providers"
 	"github.com/entitlements-go/entitlements/providers/aad/fakegraph"
 )
@@ -35,16 +32,7 @@ func TestPredictiveHitKeepsClaimedGroups(t *testing.T) {
 	e.seedGroup("sg-old", "u002")   // claimed by nothing
 	e.group("engineers", []string{"u000"}, "metadata_aad_object_id = "+gid)
 	e.group("sg-named", []string{"u001"})
-	dir := t.TempDir()
-	for cn, ms := range map[string][]string{"engineers": {"u000"}, "sg-named": {"u001"}} {
-		if err := os.WriteFile(filepath.Join(dir, cache.FileNameFromDN(groupDN(cn))), cache.StateFile(ms, nil), 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
-	pred, err := cache.LoadPredictive(dir)
-	if err != nil {
-		t.Fatal(err)
-	}
+	pred := e.predictive(map[string][]string{"engineers": {"u000"}, "sg-named": {"u001"}})
 	reg := e.registry(Options{Predictive: pred})
 	plan, tp, _ := e.plan(reg, false)
 	if tp.Err != nil {

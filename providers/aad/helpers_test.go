@@ -17,6 +17,7 @@ import (
 	"github.com/Azure/azure-sdk-for-go/sdk/azcore"
 	"github.com/Azure/azure-sdk-for-go/sdk/azcore/policy"
 
+	"github.com/entitlements-go/entitlements/cache"
 	"github.com/entitlements-go/entitlements/calc"
 	"github.com/entitlements-go/entitlements/config"
 	"github.com/entitlements-go/entitlements/deploy"
@@ -153,6 +154,23 @@ func (e *env) seedGroup(nick string, uids ...string) string {
 	}
 	return e.fake.AddGroup(fakegraph.Group{DisplayName: nick, MailNickname: nick, Description: "Group " + nick,
 		SecurityEnabled: true, Members: ids})
+}
+
+// predictive is the predictive state of groups of the OU (cn → members), as apply and the
+// audit log write it.
+func (e *env) predictive(groups map[string][]string) *cache.Predictive {
+	e.t.Helper()
+	dir := e.t.TempDir()
+	for cn, ms := range groups {
+		if err := os.WriteFile(filepath.Join(dir, cache.FileNameFromDN(groupDN(cn))), cache.StateFile(ms, nil), 0o644); err != nil {
+			e.t.Fatal(err)
+		}
+	}
+	pred, err := cache.LoadPredictive(dir)
+	if err != nil {
+		e.t.Fatal(err)
+	}
+	return pred
 }
 
 func (e *env) registry(opt Options) *Registry {
