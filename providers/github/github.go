@@ -130,9 +130,11 @@ type Options struct {
 	// limits, invitation refusals) are still honoured.
 	NoWritePacing bool
 	// StateDir, when set, is where the write windows (the last hour's writes, the last 24
-	// hours' invitations) are kept across runs, in the file .entitlements-github-writes.json
-	// (the predictive state directory is a good place: its readers skip dot files). Without
-	// it every run starts with empty windows.
+	// hours' invitations) are kept across runs, in the file .entitlements-github-writes.json.
+	// Use a directory only this tool's runs write (not the audit checkout, which others can
+	// push to: a planted file would make every run wait out a budget it never spent). The
+	// file is read size-capped and never through a link leading out of the directory.
+	// Without it every run starts with empty windows.
 	StateDir string
 	// BatchSize is the number of teams per GraphQL query (1..100). Default 25: a query then
 	// costs 25×101 nodes and one rate-limit point, and stays well inside GitHub's 10 s

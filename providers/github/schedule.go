@@ -7,6 +7,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"github.com/entitlements-go/entitlements/internal/safefile"
 	"os"
 	"path/filepath"
 	"slices"
@@ -173,7 +174,9 @@ func (s *scheduler) load() error {
 	if s.path == "" {
 		return nil
 	}
-	b, err := os.ReadFile(s.path)
+	// Read as any file of a directory others may reach: a regular file, size-capped, not a
+	// link that leads out of the directory (never a FIFO that blocks, a device, a secret).
+	b, err := safefile.Read(s.path, safefile.Options{Roots: []string{filepath.Dir(s.path)}})
 	if errors.Is(err, os.ErrNotExist) {
 		return nil
 	}

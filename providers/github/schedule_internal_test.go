@@ -135,4 +135,26 @@ func TestWriteLogFile(t *testing.T) {
 	if s3.loadErr == nil || !got.Equal(now) {
 		t.Fatalf("a broken file: %v, slot %v", s3.loadErr, got)
 	}
+
+	// A state file planted as a link to a file outside the directory (here a full write log)
+	// is refused, not read: the windows start empty.
+	outside := filepath.Join(t.TempDir(), "elsewhere.json")
+	s1.mu.Lock()
+	if err := s1.save(); err != nil {
+		t.Fatal(err)
+	}
+	s1.mu.Unlock()
+	if err := os.Rename(s1.path, outside); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink(outside, s1.path); err != nil {
+		t.Fatal(err)
+	}
+	s4 := &scheduler{budget: b, path: s1.path, now: clock}
+	s4.mu.Lock()
+	got, _ = b.slot(s4.log("k"), now, false, "")
+	s4.mu.Unlock()
+	if s4.loadErr == nil || !got.Equal(now) {
+		t.Fatalf("a state file linked out of its directory: %v, slot %v (want refused, empty windows)", s4.loadErr, got)
+	}
 }
