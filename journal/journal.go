@@ -10,6 +10,10 @@
 // has its start record on disk. A crash can leave at most a torn last line (a batch whose
 // sync never returned, so none of its writes was sent); Open drops it.
 //
+// A Writer holds an exclusive lock on its file until Close (flock on Unix; released by the
+// system when the process dies, so a killed apply never leaves a stale lock): a second apply
+// or resume of the same journal meanwhile gets ErrBusy. Read takes no lock.
+//
 // Files are created 0600 without following a symbolic link (O_EXCL), and opened again only
 // when they are a regular file that is not a symbolic link, is owned by the user running
 // the apply and is not writable by others: a journal decides what a resumed apply takes for
@@ -89,6 +93,10 @@ func (e *PlanError) Error() string {
 // and must be resumed, or the file removed.
 var ErrExists = errors.New("journal exists")
 
+// ErrBusy is returned by Create and Open when another apply holds the journal: two applies
+// of one plan at once would each take the other's writes for their own.
+var ErrBusy = errors.New("journal is in use by another apply")
+
 // ErrUnsafe is returned for a journal that is not a regular file owned by the user, or that
 // others may write.
 var ErrUnsafe = errors.New("journal file is not safe to read")
@@ -127,6 +135,10 @@ func Create(path, planID string) (*Writer, error) {
 		}
 		return nil, fmt.Errorf("journal: %w", err)
 	}
+	if err := lockFile(f, path); err != nil {
+		f.Close()
+		return nil, err
+	}
 	w := &Writer{f: f, path: path, run: 1, now: time.Now}
 	line, err := json.Marshal(Header{Journal: Version, Plan: planID, Created: w.now().UTC()})
 	if err != nil {
@@ -151,6 +163,10 @@ func Create(path, planID string) (*Writer, error) {
 func Open(path, planID string) (*Writer, *Log, error) {
 	f, err := openChecked(path, true)
 	if err != nil {
+		return nil, nil, err
+	}
+	if err := lockFile(f, path); err != nil {
+		f.Close()
 		return nil, nil, err
 	}
 	log, keep, err := read(f, path)
@@ -264,7 +280,7 @@ func (w *Writer) Append(recs ...Record) error {
 	return nil
 }
 
-// Close closes the file.
+// Close closes the file, which releases its lock.
 func (w *Writer) Close() error { return w.f.Close() }
 
 func syncDir(dir string) {

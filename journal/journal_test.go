@@ -117,3 +117,31 @@ func TestUnsafeFilesAreRefused(t *testing.T) {
 		t.Errorf("Create over a symlink: %v, want ErrExists", err)
 	}
 }
+
+// Two applies of one plan at once would each take the other's writes for their own: while a
+// writer holds the journal, a second Open is refused, and once it closes, a resume may open it.
+func TestSecondWriterIsRefused(t *testing.T) {
+	if runtime.GOOS == "windows" || runtime.GOOS == "plan9" {
+		t.Skip("the journal is not locked on this system")
+	}
+	path := filepath.Join(t.TempDir(), "plan.json.journal")
+	w, err := journal.Create(path, "plan-a")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, _, err := journal.Open(path, "plan-a"); !errors.Is(err, journal.ErrBusy) {
+		t.Fatalf("Open while the creator holds it: %v, want ErrBusy", err)
+	}
+	if _, err := journal.Read(path); err != nil {
+		t.Fatalf("Read takes no lock: %v", err)
+	}
+	w.Close()
+	w2, _, err := journal.Open(path, "plan-a")
+	if err != nil {
+		t.Fatalf("Open after Close: %v", err)
+	}
+	if _, _, err := journal.Open(path, "plan-a"); !errors.Is(err, journal.ErrBusy) {
+		t.Fatalf("Open while a resume holds it: %v, want ErrBusy", err)
+	}
+	w2.Close()
+}

@@ -57,3 +57,21 @@ func openChecked(path string, write bool) (*os.File, error) {
 	}
 	return f, nil
 }
+
+// lockFile takes the journal's exclusive lock without waiting: the holder is an apply that may
+// run for hours, so the caller is told at once rather than queued behind it.
+func lockFile(f *os.File, path string) error {
+	for {
+		err := syscall.Flock(int(f.Fd()), syscall.LOCK_EX|syscall.LOCK_NB)
+		switch {
+		case err == nil:
+			return nil
+		case errors.Is(err, syscall.EINTR):
+			continue
+		case errors.Is(err, syscall.EWOULDBLOCK):
+			return fmt.Errorf("%s: %w", path, ErrBusy)
+		default:
+			return fmt.Errorf("journal %s: lock: %w", path, err)
+		}
+	}
+}
