@@ -200,6 +200,41 @@ func (ev *evaluator) population(f *filterState) *roaring.Bitmap {
 	}
 }
 
+// settingOf is the effective setting of filter f for group g: `all` when the filter's paths
+// exclude the file (spec 9.4), otherwise the file's own setting or the default `none`.
+func settingOf(g *group, f *filterState) *filterSetting {
+	if !filterApplies(f.cfg, g.path) {
+		return allSetting
+	}
+	if s, ok := g.def.filters[f.cfg.Name]; ok {
+		return s
+	}
+	return noneSetting
+}
+
+// Shared read-only settings, so that asking for a default allocates nothing.
+var (
+	allSetting  = &filterSetting{mode: filterAll}
+	noneSetting = &filterSetting{mode: filterNone}
+)
+
+func filterApplies(f *config.Filter, path string) bool {
+	ex, in := f.ExcludedPaths != nil, f.IncludedPaths != nil
+	matches := func(list []string) bool {
+		return slices.ContainsFunc(list, func(s string) bool { return strings.Contains(path, s) })
+	}
+	switch {
+	case !ex && !in:
+		return true
+	case ex && !in:
+		return !matches(f.ExcludedPaths)
+	case !ex && in:
+		return matches(f.IncludedPaths)
+	default:
+		return !matches(f.ExcludedPaths) || matches(f.IncludedPaths)
+	}
+}
+
 // final is Filter then Expire: the membership written for g in its own OU. It also reports
 // whether the whole-file expiration emptied a non-empty set (metadata no_members_ok), and the
 // error of a broken filter-list entry that this group's members actually reach.

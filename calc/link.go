@@ -345,7 +345,7 @@ func (lk *linker) final(g *group) {
 		if s.mode == filterAll {
 			continue
 		}
-		if !lk.population(f) {
+		if !lk.linkPopulation(f) {
 			g.bad = true
 		}
 		if s.mode != filterList {
@@ -396,7 +396,10 @@ func (lk *linker) filterPeople(g *group) {
 	}
 }
 
-func (lk *linker) population(f *filterState) bool {
+// linkPopulation resolves what filter f's population is made of, once per run: the groups
+// of a MemberOfGroup filter (linked like any reference), the DN of a MemberOfLDAPGroup one,
+// the uids of a custom class. It reports whether the filter can be applied.
+func (lk *linker) linkPopulation(f *filterState) bool {
 	if f.linked {
 		return f.ok
 	}
@@ -437,24 +440,6 @@ func (lk *linker) population(f *filterState) bool {
 	return f.ok
 }
 
-// settingOf is the effective setting of filter f for group g: `all` when the filter's paths
-// exclude the file (spec 9.4), otherwise the file's own setting or the default `none`.
-func settingOf(g *group, f *filterState) *filterSetting {
-	if !filterApplies(f.cfg, g.path) {
-		return allSetting
-	}
-	if s, ok := g.def.filters[f.cfg.Name]; ok {
-		return s
-	}
-	return noneSetting
-}
-
-// Shared read-only settings, so that asking for a default allocates nothing.
-var (
-	allSetting  = &filterSetting{mode: filterAll}
-	noneSetting = &filterSetting{mode: filterNone}
-)
-
 // message is err's text without the sentinel that classified it.
 func message(err error) string {
 	if u := errors.Unwrap(err); u != nil {
@@ -463,23 +448,7 @@ func message(err error) string {
 	return err.Error()
 }
 
-func filterApplies(f *config.Filter, path string) bool {
-	ex, in := f.ExcludedPaths != nil, f.IncludedPaths != nil
-	matches := func(list []string) bool {
-		return slices.ContainsFunc(list, func(s string) bool { return strings.Contains(path, s) })
-	}
-	switch {
-	case !ex && !in:
-		return true
-	case ex && !in:
-		return !matches(f.ExcludedPaths)
-	case !ex && in:
-		return matches(f.IncludedPaths)
-	default:
-		return !matches(f.ExcludedPaths) || matches(f.IncludedPaths)
-	}
-}
-
+// addMirrors appends, for every mirror OU, a copy of each output group of the OU it mirrors.
 func (lk *linker) addMirrors() {
 	var out []*output
 	bySrc := map[string][]*output{}

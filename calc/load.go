@@ -70,8 +70,10 @@ type loader struct {
 	enumerated []*output
 }
 
-// group is one definition file in the context of one OU key.
+// group is one definition file in the context of one OU key. The record is shared by the
+// phases of a run; each writes its own fields.
 type group struct {
+	// The loader's: the file, and its definition or the problems that stop it parsing.
 	ou        *config.OU
 	cn, ext   string
 	path, rel string
@@ -84,22 +86,25 @@ type group struct {
 	pwarn []validate.Warning
 	// descErrs only count when the group is an output (see parser.descErrs).
 	descErrs []*validate.Error
-
-	// base is the same group of an Incremental base; reused says its definition was taken
-	// from there; same says its sets equal the base's.
-	base         *group
-	reused, same bool
 	// sum is the SHA-256 of the file's content (Digest).
 	sum [32]byte
 
-	// links is the linked state of def's rule nodes and filter entries, by their ids (made
-	// when linking first writes one; read through link).
-	links []link
+	// The incremental state's: base is the same group of an Incremental base; reused says
+	// its definition was taken from there; same says its sets equal the base's.
+	base         *group
+	reused, same bool
 
+	// The linker's: links is the linked state of def's rule nodes and filter entries, by
+	// their ids (made when linking first writes one; read through link); state is the
+	// group's place in the depth-first walk; bad says it cannot be calculated.
+	links      []link
 	state      uint8 // unvisited, active, done
 	bad        bool
-	r, ref     *roaring.Bitmap
-	finalDepOK bool
+	finalDepOK bool // what its filtered view needs is linked (linker.final)
+
+	// The evaluator's: the members by the rules (r), and as references see them (ref: after
+	// the whole-file expiration).
+	r, ref *roaring.Bitmap
 }
 
 const (
