@@ -114,33 +114,33 @@ func (res *Result) Explain(groupKey, person string) (*Explanation, error) {
 	}
 	g := res.groupOf[groupKey]
 	ex := &Explanation{Group: groupKey, Person: person, File: g.rel}
-	id, known := r.dir.Lookup(person)
+	id, known := r.ld.dir.Lookup(person)
 	ex.Known = known
 	if !known {
-		ex.DidYouMean = r.closestUID(person)
+		ex.DidYouMean = r.ld.closestUID(person)
 	}
 	if known {
-		ex.Person = r.dir.UID(id)
+		ex.Person = r.ld.dir.UID(id)
 		ex.InRules = g.r.Contains(id)
 		ex.Member = res.finals[g].Contains(id)
 	}
 	e := &explainer{r: r, id: id, known: known, seen: map[*group]bool{g: true}}
 	ex.Rules = e.trace(g, g.def.rules, 0)
-	for _, f := range r.filters {
-		st := r.setting(g, f)
+	for _, f := range r.ev.filters {
+		st := settingOf(g, f)
 		ft := FilterTrace{Filter: f.cfg.Name, Applies: filterApplies(f.cfg, g.path)}
 		ft.Setting = [...]string{"none", "all", "list"}[st.mode]
 		if known && f.pop != nil {
 			ft.InPopulation = f.pop.Contains(id)
 			if st.mode == filterList {
-				ft.Allowed = r.allowed(g, st.entries).Contains(id)
+				ft.Allowed = r.ev.allowed(g, st.entries).Contains(id)
 			}
 			ft.Removed = ex.InRules && st.mode != filterAll && ft.InPopulation && !ft.Allowed
 		}
 		ex.Filters = append(ex.Filters, ft)
 	}
 	if d := g.def.fileExp; !d.IsZero() {
-		ex.FileExpiration = &ExpirationTrace{Date: d.String(), Reached: r.expired(g), Line: g.def.fileExpLine}
+		ex.FileExpiration = &ExpirationTrace{Date: d.String(), Reached: r.ev.expired(g), Line: g.def.fileExpLine}
 	}
 	for _, l := range g.def.expired {
 		ex.ExpiredLines = append(ex.ExpiredLines, ExpiredTrace{Line: l.line, Text: l.text, Date: l.date.String()})
@@ -192,15 +192,15 @@ func (e *explainer) trace(g *group, n *rule, depth int) *Trace {
 	if n.method != "group" {
 		t.Matched = g.link(n.id).leaf.Contains(e.id)
 		if t.Matched && n.method == "management" {
-			t.OrgChain = e.r.org.Chain(e.id, n.value)
+			t.OrgChain = e.r.ld.org.Chain(e.id, n.value)
 		}
 		return t
 	}
 	for _, tg := range g.link(n.id).targets {
-		if !tg.ref.Contains(e.id) && !(tg.r.Contains(e.id) && e.r.expired(tg)) {
+		if !tg.ref.Contains(e.id) && !(tg.r.Contains(e.id) && e.r.ev.expired(tg)) {
 			continue
 		}
-		gt := &GroupTrace{Group: tg.key, File: tg.rel, Expired: e.r.expired(tg)}
+		gt := &GroupTrace{Group: tg.key, File: tg.rel, Expired: e.r.ev.expired(tg)}
 		if !gt.Expired {
 			t.Matched = true
 		}

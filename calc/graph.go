@@ -42,16 +42,16 @@ func (r *Repo) Dependencies() []Dependency {
 			walk(g, k)
 		}
 	}
-	for _, g := range r.order {
+	for _, g := range r.lk.order {
 		walk(g, g.def.rules)
 	}
-	for _, o := range r.outputs {
+	for _, o := range r.lk.outputs {
 		if o.mirror {
 			continue
 		}
 		g := o.g
-		for _, f := range r.filters {
-			s := r.setting(g, f)
+		for _, f := range r.ev.filters {
+			s := settingOf(g, f)
 			if s.mode == filterAll {
 				continue
 			}
@@ -76,10 +76,10 @@ func (r *Repo) Dependencies() []Dependency {
 // reference), sorted.
 func (r *Repo) GroupKeys() []string {
 	var out []string
-	for _, g := range r.order {
+	for _, g := range r.lk.order {
 		out = append(out, g.key)
 	}
-	for _, o := range r.outputs {
+	for _, o := range r.lk.outputs {
 		if o.mirror {
 			out = append(out, o.ou.Key+"/"+o.g.cn)
 		}

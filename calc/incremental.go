@@ -8,6 +8,7 @@ import (
 
 	"github.com/RoaringBitmap/roaring/v2"
 	"github.com/entitlements-go/entitlements/internal/topmap"
+	"github.com/entitlements-go/entitlements/internal/vfs"
 	"github.com/entitlements-go/entitlements/people"
 )
 
@@ -49,10 +50,15 @@ type Reuse struct {
 	Outputs int
 }
 
-// incState is the reuse plan of one incremental load.
+// incState is the incremental state of one load: what it may take from its base (the plan,
+// decided as the config, the people and the files are read) and what it took (counts). The
+// loader asks it for unchanged people, manager map and group definitions, the evaluator for
+// leaf sets and groups whose inputs did not change, the result for unchanged output groups.
+// Its methods accept a nil receiver: a full load has no incremental state and reuses nothing.
 type incState struct {
 	base    *Repo
 	changed func(string) bool
+	fsys    vfs.FS // the load's file system (paths given to changed are relative to it)
 	// parse: definitions of unchanged files are reused (same config, date and methods).
 	parse bool
 	// sameIDs: both runs intern the same uids in the same order, so sets are comparable.
@@ -64,67 +70,73 @@ type incState struct {
 	baseRes     *Result
 	// filterSame is true when every filter population equals the base's.
 	filterSame bool
+	// baseLeaves are the base's leaves when they may be reused (see baseLeaf); sameDir: the
+	// base's people directory is this load's.
+	baseLeaves map[leafKey]leafResult
+	sameDir    bool
+	// counts are what this load took from its base (published as Repo.Reuse).
+	counts Reuse
 }
 
-// setupIncremental decides what the load may reuse, after the config is loaded.
-func (r *Repo) setupIncremental() {
-	in := r.opt.Incremental
-	if in == nil || in.Base == nil || in.Base.dir == nil {
-		return
+// newIncState decides what the load of ld may reuse, after the config is loaded and the
+// methods registered. It returns nil for a full load.
+func newIncState(ld *loader) *incState {
+	in := ld.opt.Incremental
+	if in == nil || in.Base == nil || in.Base.ld.dir == nil {
+		return nil
 	}
 	b := in.Base
 	changed := in.Changed
 	if changed == nil {
 		changed = func(string) bool { return true }
 	}
-	st := &incState{base: b, changed: changed}
+	st := &incState{base: b, changed: changed, fsys: ld.fsys}
+	bl := &b.ld
 	// Definitions parsed with the same configuration are the same; a configuration loaded
 	// again is the same when its file is.
-	sameCfg := b.cfg == r.cfg || (b.cfg.File == r.cfg.File && !st.fileChanged(r, r.cfg.File))
+	sameCfg := bl.cfg == ld.cfg || (bl.cfg.File == ld.cfg.File && !st.fileChanged(ld.cfg.File))
 	st.parse = sameCfg &&
-		b.today == r.today && b.ignore == r.ignore && maps.Equal(b.methods, r.methods) &&
-		b.opt.Strict == r.opt.Strict
+		bl.today == ld.today && bl.ignore == ld.ignore && maps.Equal(bl.methods, ld.methods) &&
+		bl.opt.Strict == ld.opt.Strict
 	if b.result != nil && b.resultErr == nil {
 		st.baseRes = b.result
 	}
-	r.inc = st
+	return st
 }
 
-func (st *incState) fileChanged(r *Repo, path string) bool {
-	return st.changed(r.fsys.Rel(path))
+func (st *incState) fileChanged(path string) bool {
+	return st.changed(st.fsys.Rel(path))
 }
 
 // reusePeople serves the people (and org chart) from the base when their files did not
 // change. It reports whether the directory was reused.
-func (r *Repo) reusePeople(peopleFile, mmFile string) bool {
-	st := r.inc
-	if st == nil || !st.parse || peopleFile == "" || st.fileChanged(r, peopleFile) {
+func (st *incState) reusePeople(ld *loader, peopleFile, mmFile string) bool {
+	if st == nil || !st.parse || peopleFile == "" || st.fileChanged(peopleFile) {
 		return false
 	}
-	b := st.base
-	r.dir, r.universe = b.dir, b.universe
+	b := &st.base.ld
+	ld.dir, ld.universe = b.dir, b.universe
 	st.sameIDs = true
-	r.Reuse.People = true
-	if r.cfg.Orgchart != nil && (mmFile == "" || !st.fileChanged(r, mmFile)) {
-		r.org, r.orgErr, r.mm, r.mmProblems = b.org, b.orgErr, b.mm, b.mmProblems
+	st.counts.People = true
+	if ld.cfg.Orgchart != nil && (mmFile == "" || !st.fileChanged(mmFile)) {
+		ld.org, ld.orgErr, ld.mm, ld.mmProblems = b.org, b.orgErr, b.mm, b.mmProblems
 		st.orgSame = true
-		r.Reuse.Orgchart = true
+		st.counts.Orgchart = true
 	}
 	return true
 }
 
 // afterPeople compares freshly read people with the base's: same uids in the same order
 // keep every set comparable; a changed manager map names the managers whose sets move.
-func (r *Repo) afterPeople() {
-	st := r.inc
-	if st == nil || !st.parse || r.dir == nil {
+func (st *incState) afterPeople(ld *loader) {
+	if st == nil || !st.parse || ld.dir == nil {
 		return
 	}
-	b := st.base
+	b := &st.base.ld
 	if !st.sameIDs {
-		st.sameIDs = slices.Equal(r.dir.UIDs(), b.dir.UIDs())
+		st.sameIDs = slices.Equal(ld.dir.UIDs(), b.dir.UIDs())
 	}
-	if !st.sameIDs || st.orgSame || r.org == nil || b.org == nil || r.org.Err() != nil || b.org.Err() != nil {
+	if !st.sameIDs || st.orgSame || ld.org == nil || b.org == nil || ld.org.Err() != nil || b.org.Err() != nil {
 		return
 	}
 	// Someone whose manager changed moves out of the subtrees of their old chain and into
@@ -140,32 +152,30 @@ func (r *Repo) afterPeople() {
 		for k, v := range a {
 			if w, ok := c[k]; !ok || v.None != w.None || !strings.EqualFold(v.UID, w.UID) {
 				mark(b.mm, strings.ToLower(b.mm[k].UID))
-				mark(r.mm, strings.ToLower(r.mm[k].UID))
+				mark(ld.mm, strings.ToLower(ld.mm[k].UID))
 			}
 		}
 	}
-	diff(b.mm, r.mm)
-	diff(r.mm, b.mm)
+	diff(b.mm, ld.mm)
+	diff(ld.mm, b.mm)
 	st.orgAffected = aff
 }
 
 // reuseLeaves lets leaf lookups fall back to the base's rule-leaf sets that cannot differ
 // (see baseLeaf); the base's map is consulted, not copied.
-func (r *Repo) reuseLeaves() {
-	st := r.inc
+func (st *incState) reuseLeaves(ld *loader) {
 	if st == nil || !st.sameIDs {
 		return
 	}
-	r.baseLeaves = st.base.leaves
-	r.sameDir = r.dir == st.base.dir
+	st.baseLeaves = st.base.ev.leaves
+	st.sameDir = ld.dir == st.base.ld.dir
 }
 
 // baseLeaf returns the base's set for a leaf when it cannot differ in this load.
-func (r *Repo) baseLeaf(k leafKey) (leafResult, bool) {
-	if r.baseLeaves == nil {
+func (st *incState) baseLeaf(k leafKey) (leafResult, bool) {
+	if st == nil || st.baseLeaves == nil {
 		return leafResult{}, false
 	}
-	st := r.inc
 	switch k.method {
 	case "username":
 	case "management", "direct_report":
@@ -175,21 +185,20 @@ func (r *Repo) baseLeaf(k leafKey) (leafResult, bool) {
 	case "ldap_group":
 		return leafResult{}, false // read again: the reader decides what is current
 	default:
-		if !r.sameDir {
+		if !st.sameDir {
 			return leafResult{}, false // custom methods see people attributes
 		}
 	}
-	lr, ok := r.baseLeaves[k]
+	lr, ok := st.baseLeaves[k]
 	return lr, ok
 }
 
 // reuseParse fills g from the base's parse of the same, unchanged file.
-func (r *Repo) reuseParse(g *group) bool {
-	st := r.inc
-	if st == nil || !st.parse || st.fileChanged(r, g.path) {
+func (st *incState) reuseParse(g *group) bool {
+	if st == nil || !st.parse || st.fileChanged(g.path) {
 		return false
 	}
-	bg := st.base.groups[g.key]
+	bg := st.base.ld.groups[g.key]
 	if bg == nil || bg.path != g.path || (bg.def == nil && len(bg.perrs) == 0) {
 		return false
 	}
@@ -204,15 +213,14 @@ func (r *Repo) reuseParse(g *group) bool {
 }
 
 // baseOf links g to the base's group of the same key and file, for comparisons.
-func (r *Repo) baseOf(g *group) *group {
-	st := r.inc
+func (st *incState) baseOf(g *group) *group {
 	if st == nil || !st.sameIDs {
 		return nil
 	}
 	if g.base != nil {
 		return g.base
 	}
-	if bg := st.base.groups[g.key]; bg != nil && bg.path == g.path {
+	if bg := st.base.ld.groups[g.key]; bg != nil && bg.path == g.path {
 		g.base = bg
 	}
 	return g.base
@@ -220,20 +228,20 @@ func (r *Repo) baseOf(g *group) *group {
 
 // evalReused evaluates g, or takes the base's sets when none of its inputs changed. It sets
 // g.same when g's sets equal the base's (so that dependents can be skipped too).
-func (r *Repo) evalReused(g *group) {
-	bg := r.baseOf(g)
+func (ev *evaluator) evalReused(g *group) {
+	bg := ev.inc.baseOf(g)
 	if bg == nil || bg.r == nil {
-		g.r = r.eval(g, g.def.rules)
-		g.ref = r.expire(g, g.r)
+		g.r = ev.eval(g, g.def.rules)
+		g.ref = ev.expire(g, g.r)
 		return
 	}
 	if g.reused && g.def == bg.def && sameLinks(g, bg, g.def.rules) {
 		g.r, g.ref, g.same = bg.r, bg.ref, true
-		r.Reuse.Groups++
+		ev.inc.counts.Groups++
 		return
 	}
-	g.r = r.eval(g, g.def.rules)
-	g.ref = r.expire(g, g.r)
+	g.r = ev.eval(g, g.def.rules)
+	g.ref = ev.expire(g, g.r)
 	g.same = g.r.Equals(bg.r) && g.ref.Equals(bg.ref)
 }
 
@@ -271,16 +279,15 @@ func sameTargets(h, b []*group) bool {
 }
 
 // compareFilters records whether every filter population equals the base's.
-func (r *Repo) compareFilters() {
-	st := r.inc
+func (st *incState) compareFilters(filters []*filterState) {
 	if st == nil || !st.sameIDs {
 		return
 	}
-	bf := st.base.filters
-	if len(bf) != len(r.filters) {
+	bf := st.base.ev.filters
+	if len(bf) != len(filters) {
 		return
 	}
-	for i, f := range r.filters {
+	for i, f := range filters {
 		b := bf[i]
 		if b.cfg.Name != f.cfg.Name || (f.pop == nil) != (b.pop == nil) || (f.pop != nil && !f.pop.Equals(b.pop)) {
 			return
@@ -291,8 +298,7 @@ func (r *Repo) compareFilters() {
 
 // reusedOutput returns the base's final set and output group for g when nothing that
 // decides them changed.
-func (r *Repo) reusedOutput(g *group, key string, mirror bool) (*roaring.Bitmap, *Group) {
-	st := r.inc
+func (st *incState) reusedOutput(g *group, key string, mirror bool) (*roaring.Bitmap, *Group) {
 	if st == nil || st.baseRes == nil || !st.filterSame || !g.same || !g.reused {
 		return nil, nil
 	}
@@ -327,7 +333,7 @@ type entryDocs struct {
 	mm      *topmap.Doc
 }
 
-func (b *Repo) entryDocs() *entryDocs {
+func (b *loader) entryDocs() *entryDocs {
 	d := &b.docs
 	d.once.Do(func() {
 		if doc, ok := topmap.Split(b.peopleData); ok && len(doc.Keys) == len(b.peopleList) {
@@ -356,11 +362,11 @@ func (b *Repo) entryDocs() *entryDocs {
 // (false) whenever the full parse might differ: a layout topmap does not cut, an entry that
 // does not parse on its own into exactly its person. The full parse then reports errors at
 // their lines.
-func (r *Repo) peopleFromBase(data []byte) ([]people.Person, bool) {
-	if r.inc == nil || r.inc.base.peopleData == nil {
+func (st *incState) peopleFromBase(data []byte) ([]people.Person, bool) {
+	if st == nil || st.base.ld.peopleData == nil {
 		return nil, false
 	}
-	bd := r.inc.base.entryDocs()
+	bd := st.base.ld.entryDocs()
 	if bd.people == nil {
 		return nil, false
 	}
@@ -384,11 +390,11 @@ func (r *Repo) peopleFromBase(data []byte) ([]people.Person, bool) {
 }
 
 // managerMapFromBase is peopleFromBase for the manager map.
-func (r *Repo) managerMapFromBase(data []byte) (map[string]people.Manager, bool) {
-	if r.inc == nil || r.inc.base.mmData == nil {
+func (st *incState) managerMapFromBase(data []byte) (map[string]people.Manager, bool) {
+	if st == nil || st.base.ld.mmData == nil {
 		return nil, false
 	}
-	b := r.inc.base
+	b := &st.base.ld
 	bd := b.entryDocs()
 	if bd.mm == nil {
 		return nil, false
@@ -418,4 +424,13 @@ func (r *Repo) managerMapFromBase(data []byte) (map[string]people.Manager, bool)
 		out[k] = v
 	}
 	return out, true
+}
+
+// countFiles counts the group files whose definitions were taken from the base.
+func (st *incState) countFiles(groups map[string]*group) {
+	for _, g := range groups {
+		if g.reused {
+			st.counts.Files++
+		}
+	}
 }

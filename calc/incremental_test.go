@@ -116,12 +116,12 @@ func TestIncrementalEqualsFull(t *testing.T) {
 		reuse func(t *testing.T, inc *Repo, res *Result)
 	}{
 		{"nothing", func(m fstest.MapFS) []string { return nil }, func(t *testing.T, inc *Repo, res *Result) {
-			want := Reuse{People: true, Orgchart: true, Files: len(inc.groups), Leaves: res.Reuse.Leaves,
-				Groups: len(inc.order), Outputs: len(res.Groups)}
+			want := Reuse{People: true, Orgchart: true, Files: len(inc.ld.groups), Leaves: res.Reuse.Leaves,
+				Groups: len(inc.lk.order), Outputs: len(res.Groups)}
 			// Every leaf of the base is looked up at least once, and none is computed again.
-			if got := res.Reuse; got != want || got.Leaves < len(baseRepo.leaves) || len(inc.leaves) != 0 {
+			if got := res.Reuse; got != want || got.Leaves < len(baseRepo.ev.leaves) || len(inc.ev.leaves) != 0 {
 				t.Errorf("reuse %+v, %d leaves computed again; want %+v, at least %d leaf look-ups served by the base",
-					got, len(inc.leaves), want, len(baseRepo.leaves))
+					got, len(inc.ev.leaves), want, len(baseRepo.ev.leaves))
 			}
 		}},
 		{"a comment added to a team others reference", func(m fstest.MapFS) []string {
@@ -130,8 +130,8 @@ func TestIncrementalEqualsFull(t *testing.T) {
 		}, func(t *testing.T, inc *Repo, res *Result) {
 			// The team is parsed and evaluated again and found equal, so nothing that
 			// references it is evaluated again; only its own output is made again.
-			want := Reuse{People: true, Orgchart: true, Files: len(inc.groups) - 1, Groups: len(inc.order) - 1, Outputs: len(res.Groups) - 1}
-			if got := res.Reuse; got.Leaves <= 0 || len(inc.leaves) != 0 || got.People != want.People || got.Orgchart != want.Orgchart ||
+			want := Reuse{People: true, Orgchart: true, Files: len(inc.ld.groups) - 1, Groups: len(inc.lk.order) - 1, Outputs: len(res.Groups) - 1}
+			if got := res.Reuse; got.Leaves <= 0 || len(inc.ev.leaves) != 0 || got.People != want.People || got.Orgchart != want.Orgchart ||
 				got.Files != want.Files || got.Groups != want.Groups || got.Outputs != want.Outputs {
 				t.Errorf("reuse %+v; want %+v", got, want)
 			}
@@ -167,13 +167,13 @@ func TestIncrementalEqualsFull(t *testing.T) {
 			// Only the org-chart leaves of managers above u000100, before or after, are
 			// computed again.
 			chain := map[string]bool{}
-			for _, m := range []map[string]people.Manager{baseRepo.mm, inc.mm} {
+			for _, m := range []map[string]people.Manager{baseRepo.ld.mm, inc.ld.mm} {
 				for cur := strings.ToLower(m["u000100"].UID); cur != "" && !chain[cur]; cur = strings.ToLower(m[cur].UID) {
 					chain[cur] = true
 				}
 			}
 			again := 0
-			for k := range inc.leaves {
+			for k := range inc.ev.leaves {
 				if k.method == "management" || k.method == "direct_report" {
 					again++
 					if !chain[strings.ToLower(k.value)] {
@@ -339,12 +339,12 @@ func TestPeopleEntriesReused(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	ps, ok := inc.peopleFromBase([]byte(ppl))
+	ps, ok := inc.inc.peopleFromBase([]byte(ppl))
 	if !ok {
 		t.Fatal("people file not cut into entries")
 	}
 	same := map[string]bool{}
-	for i, p := range baseRepo.peopleList {
+	for i, p := range baseRepo.ld.peopleList {
 		same[p.UID] = reflect.ValueOf(p.Attrs).UnsafePointer() == reflect.ValueOf(ps[i].Attrs).UnsafePointer()
 	}
 	for uid, shared := range same {
@@ -355,12 +355,12 @@ func TestPeopleEntriesReused(t *testing.T) {
 	if ps[100].UID != "u000100" || ps[100].Attrs["manager"] != "u000001" {
 		t.Errorf("changed entry parsed as %+v", ps[100])
 	}
-	m, ok := inc.managerMapFromBase([]byte(mm))
-	if want := (people.Manager{UID: "u000001"}); !ok || m["u000100"] != want || len(m) != len(baseRepo.mm) {
+	m, ok := inc.inc.managerMapFromBase([]byte(mm))
+	if want := (people.Manager{UID: "u000001"}); !ok || m["u000100"] != want || len(m) != len(baseRepo.ld.mm) {
 		t.Errorf("manager map from base: ok %v, u000100 -> %+v, %d entries", ok, m["u000100"], len(m))
 	}
-	if inc.mm["u000100"].UID != "u000001" {
-		t.Errorf("the incremental load's org chart has u000100 -> %+v", inc.mm["u000100"])
+	if inc.ld.mm["u000100"].UID != "u000001" {
+		t.Errorf("the incremental load's org chart has u000100 -> %+v", inc.ld.mm["u000100"])
 	}
 
 	// An incremental load is a base like any other: a second change reuses its entries.
@@ -373,11 +373,11 @@ func TestPeopleEntriesReused(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	ps2, ok := inc2.peopleFromBase([]byte(ppl2))
+	ps2, ok := inc2.inc.peopleFromBase([]byte(ppl2))
 	if !ok {
 		t.Fatal("people file not cut into entries over an incremental base")
 	}
-	for i, p := range inc.peopleList {
+	for i, p := range inc.ld.peopleList {
 		shared := reflect.ValueOf(p.Attrs).UnsafePointer() == reflect.ValueOf(ps2[i].Attrs).UnsafePointer()
 		if shared == (p.UID == "u000200") {
 			t.Errorf("%s: attributes shared with the incremental base = %v", p.UID, shared)

@@ -7,28 +7,40 @@ import (
 	"slices"
 	"strings"
 
-	"github.com/RoaringBitmap/roaring/v2"
 	"github.com/entitlements-go/entitlements/config"
 	"github.com/entitlements-go/entitlements/internal/textsafe"
 	"github.com/entitlements-go/entitlements/people"
 	"github.com/entitlements-go/entitlements/validate"
 )
 
-// linker walks the dependency graph depth-first in the reference's evaluation order (OUs
-// sorted, files sorted, rules left to right). It resolves every reference, detects cycles with
-// the whole chain, and records the post-order, which is the evaluation order.
+// linker resolves references and orders the groups. It walks the dependency graph
+// depth-first in the reference's evaluation order (OUs sorted, files sorted, rules left to
+// right): it resolves every group reference and filter entry against the loader's listings,
+// detects cycles with the whole chain, and records the post-order, which is the evaluation
+// order. What it resolves is kept in each group's links (see link) for the evaluator.
 type linker struct {
-	r     *Repo
+	ld *loader
+	ev *evaluator // serves the leaf sets, reported at their lines
+	// order is every usable group in dependency order (dependencies first).
+	order []*group
+	// outputs are the groups a run produces, in OU processing order then file order, mirror
+	// copies last.
+	outputs []*output
+
+	// The walk in progress (link): where errors go and the groups being visited.
 	ctx   context.Context
 	c     *validate.Collector
 	stack []*group
 }
 
-func (r *Repo) link(ctx context.Context, c *validate.Collector) {
-	lk := &linker{r: r, ctx: ctx, c: c}
+// link links every output group of the loader, drops those that cannot be calculated and
+// adds the mirror copies.
+func (lk *linker) link(ctx context.Context, c *validate.Collector) {
+	lk.ctx, lk.c = ctx, c
+	defer func() { lk.ctx, lk.c = nil, nil }()
 	var soft []*output
-	for _, o := range r.outputs {
-		if !o.ou.Spec.Enumerates && !r.opt.Strict {
+	for _, o := range lk.ld.enumerated {
+		if !o.ou.Spec.Enumerates && !lk.ld.opt.Strict {
 			soft = append(soft, o)
 			continue
 		}
@@ -51,10 +63,11 @@ func (r *Repo) link(ctx context.Context, c *validate.Collector) {
 			continue
 		}
 		var sc validate.Collector
-		slk := &linker{r: r, ctx: ctx, c: &sc}
-		if slk.visit(o.g) {
-			slk.final(o.g)
+		lk.c = &sc
+		if lk.visit(o.g) {
+			lk.final(o.g)
 		}
+		lk.c = c
 		for _, e := range o.g.descErrs {
 			sc.AddError(e)
 		}
@@ -65,13 +78,14 @@ func (r *Repo) link(ctx context.Context, c *validate.Collector) {
 			}
 		}
 	}
-	r.outputs = slices.DeleteFunc(r.outputs, func(o *output) bool { return o.g.bad })
-	r.addMirrors()
+	lk.outputs = slices.DeleteFunc(lk.ld.enumerated, func(o *output) bool { return o.g.bad })
+	lk.ld.enumerated = nil // handed over: the slice is lk.outputs now
+	lk.addMirrors()
 }
 
 func (lk *linker) fail(g *group, line int, kind validate.Kind, format string, args ...any) {
 	// Errors without a group come from filter definitions: they belong to the config file.
-	path := lk.r.cfg.Rel(lk.r.cfg.File)
+	path := lk.ld.cfg.Rel(lk.ld.cfg.File)
 	if g != nil {
 		path = g.rel
 	}
@@ -90,7 +104,7 @@ func (lk *linker) visit(g *group) bool {
 	lk.stack = append(lk.stack, g)
 	ok := true
 	if g.def == nil {
-		lk.r.parse(g) // a referenced file of an OU that was not parsed up front
+		lk.ld.parse(g) // a referenced file of an OU that was not parsed up front
 	}
 	for _, w := range g.pwarn {
 		lk.c.Warn(w.Path, w.Line, "%s", w.Msg)
@@ -112,7 +126,7 @@ func (lk *linker) visit(g *group) bool {
 	g.state = done
 	g.bad = !ok
 	if ok {
-		lk.r.order = append(lk.r.order, g)
+		lk.order = append(lk.order, g)
 	}
 	return ok
 }
@@ -131,7 +145,7 @@ func (lk *linker) rule(g *group, n *rule) bool {
 	if n.method == "group" {
 		return lk.reference(g, n)
 	}
-	set, err := lk.r.leaf(lk.ctx, n.method, n.value)
+	set, err := lk.ev.leaf(lk.ctx, n.method, n.value)
 	if err != nil {
 		kind := validate.KindConfig
 		switch {
@@ -146,7 +160,7 @@ func (lk *linker) rule(g *group, n *rule) bool {
 		}
 		msg := message(err)
 		if kind == validate.KindUnknownManager {
-			if c := lk.r.closestUID(n.value); c != "" {
+			if c := lk.ld.closestUID(n.value); c != "" {
 				msg += fmt.Sprintf(" Did you mean %q?", c)
 			}
 		}
@@ -163,11 +177,11 @@ func (lk *linker) rule(g *group, n *rule) bool {
 // unknownPerson reports a uid that names nobody: a warning, or an error under Strict. It
 // reports whether linking may go on.
 func (lk *linker) unknownPerson(g *group, line int, what, uid string) bool {
-	if lk.r.noPeople {
+	if lk.ld.noPeople {
 		return true // the people data failed to load; that error is reported already
 	}
-	msg := fmt.Sprintf("%s %q names nobody in the people data%s", what, uid, lk.r.unknownPersonHint(uid))
-	if lk.r.opt.Strict {
+	msg := fmt.Sprintf("%s %q names nobody in the people data%s", what, uid, lk.ld.unknownPersonHint(uid))
+	if lk.ld.opt.Strict {
 		lk.fail(g, line, validate.KindUnknownPerson, "%s", msg)
 		return false
 	}
@@ -188,7 +202,7 @@ func (lk *linker) resolve(from *group, line int, value string) ([]*group, bool) 
 // lookup is resolve without reporting: the caller decides whether the error counts.
 func (lk *linker) lookup(from *group, line int, value string) ([]*group, *validate.Error) {
 	fail := func(kind validate.Kind, format string, args ...any) ([]*group, *validate.Error) {
-		path := lk.r.cfg.Rel(lk.r.cfg.File)
+		path := lk.ld.cfg.Rel(lk.ld.cfg.File)
 		if from != nil {
 			path = from.rel
 		}
@@ -196,7 +210,7 @@ func (lk *linker) lookup(from *group, line int, value string) ([]*group, *valida
 	}
 	// Most references name one existing group exactly as its record is keyed ("ou/cn"):
 	// the record is the answer the listing below would give.
-	if g := lk.r.groups[value]; g != nil && !strings.Contains(value, "*") {
+	if g := lk.ld.groups[value]; g != nil && !strings.Contains(value, "*") {
 		return []*group{g}, nil
 	}
 	slash := strings.LastIndexByte(value, '/')
@@ -205,12 +219,12 @@ func (lk *linker) lookup(from *group, line int, value string) ([]*group, *valida
 			"invalid group reference %s: expected <ou>/<name> (for an LDAP DN use ldap_group)", textsafe.Excerpt(value))
 	}
 	ouKey, pattern := value[:slash], value[slash+1:]
-	ou := lk.r.cfg.OU(ouKey)
+	ou := lk.ld.cfg.OU(ouKey)
 	if ou == nil {
 		return fail(validate.KindMissingReference,
-			"group reference %s: OU %s is not defined in the entitlements configuration%s", textsafe.Excerpt(value), textsafe.Excerpt(ouKey), lk.r.ouHint(ouKey))
+			"group reference %s: OU %s is not defined in the entitlements configuration%s", textsafe.Excerpt(value), textsafe.Excerpt(ouKey), lk.ld.ouHint(ouKey))
 	}
-	l := lk.r.listOU(ou, false, lk.c)
+	l := lk.ld.listOU(ou, false, lk.c)
 	if l.err != nil {
 		return fail(validate.KindMissingReference, "group reference %s: %v", textsafe.Excerpt(value), l.err)
 	}
@@ -229,11 +243,11 @@ func (lk *linker) lookup(from *group, line int, value string) ([]*group, *valida
 			refBy = fmt.Sprintf("%q", from.rel)
 		}
 		return fail(validate.KindMissingReference, "Could not find a configuration for %s/%s.(rb|txt|yaml) (filename: %s)%s",
-			lk.r.cfg.Rel(ou.Dir), textsafe.ExcerptRaw(pattern), refBy, groupHint(ou.Key, pattern, l.names))
+			lk.ld.cfg.Rel(ou.Dir), textsafe.ExcerptRaw(pattern), refBy, groupHint(ou.Key, pattern, l.names))
 	}
 	out := make([]*group, len(names))
 	for i, n := range names {
-		out[i] = lk.r.groupFor(ou, l, n)
+		out[i] = lk.ld.groupFor(ou, l, n)
 	}
 	return out, nil
 }
@@ -326,12 +340,12 @@ func (lk *linker) final(g *group) {
 		return
 	}
 	g.finalDepOK = true
-	for _, f := range lk.r.filters {
-		s := lk.r.setting(g, f)
+	for _, f := range lk.ev.filters {
+		s := settingOf(g, f)
 		if s.mode == filterAll {
 			continue
 		}
-		if !lk.population(f) {
+		if !lk.linkPopulation(f) {
 			g.bad = true
 		}
 		if s.mode != filterList {
@@ -340,7 +354,7 @@ func (lk *linker) final(g *group) {
 		for i := range s.entries {
 			e := &s.entries[i]
 			if !strings.Contains(e.value, "/") {
-				if _, ok := lk.r.dir.Lookup(e.value); !ok && !lk.unknownPerson(g, e.line, "filter "+f.cfg.Name+" entry", e.value) {
+				if _, ok := lk.ld.dir.Lookup(e.value); !ok && !lk.unknownPerson(g, e.line, "filter "+f.cfg.Name+" entry", e.value) {
 					g.bad = true
 				}
 				continue
@@ -366,8 +380,8 @@ func (lk *linker) final(g *group) {
 // filterPeople reports the uids of g's filter lists that name nobody (final does it for
 // groups that link).
 func (lk *linker) filterPeople(g *group) {
-	for _, f := range lk.r.filters {
-		s := lk.r.setting(g, f)
+	for _, f := range lk.ev.filters {
+		s := settingOf(g, f)
 		if s.mode != filterList {
 			continue
 		}
@@ -375,14 +389,17 @@ func (lk *linker) filterPeople(g *group) {
 			if strings.Contains(e.value, "/") {
 				continue
 			}
-			if _, ok := lk.r.dir.Lookup(e.value); !ok {
+			if _, ok := lk.ld.dir.Lookup(e.value); !ok {
 				lk.unknownPerson(g, e.line, "filter "+f.cfg.Name+" entry", e.value)
 			}
 		}
 	}
 }
 
-func (lk *linker) population(f *filterState) bool {
+// linkPopulation resolves what filter f's population is made of, once per run: the groups
+// of a MemberOfGroup filter (linked like any reference), the DN of a MemberOfLDAPGroup one,
+// the uids of a custom class. It reports whether the filter can be applied.
+func (lk *linker) linkPopulation(f *filterState) bool {
 	if f.linked {
 		return f.ok
 	}
@@ -405,15 +422,15 @@ func (lk *linker) population(f *filterState) bool {
 		f.ok = true
 		// A missing LDAP group filters nobody, as in the reference; one whose members cannot be
 		// read (an unknown object class) is an error there too.
-		if g, found := lk.r.ldap[f.ldapDN]; found {
+		if g, found := lk.ev.ldap[f.ldapDN]; found {
 			if _, err := g.Members(); err != nil {
 				lk.fail(nil, f.cfg.Line, validate.KindFilter, "filter %s: %v", f.cfg.Name, err)
 				f.ok = false
 			}
 		}
 	default:
-		fn := lk.r.opt.FilterClasses[f.cfg.Class]
-		uids, err := fn(lk.ctx, f.cfg, lk.r.dir)
+		fn := lk.ld.opt.FilterClasses[f.cfg.Class]
+		uids, err := fn(lk.ctx, f.cfg, lk.ld.dir)
 		if err != nil {
 			lk.fail(nil, f.cfg.Line, validate.KindFilter, "filter %s: %v", f.cfg.Name, err)
 			return false
@@ -423,24 +440,6 @@ func (lk *linker) population(f *filterState) bool {
 	return f.ok
 }
 
-// setting is the effective setting of filter f for group g: `all` when the filter's paths
-// exclude the file (spec 9.4), otherwise the file's own setting or the default `none`.
-func (r *Repo) setting(g *group, f *filterState) *filterSetting {
-	if !filterApplies(f.cfg, g.path) {
-		return allSetting
-	}
-	if s, ok := g.def.filters[f.cfg.Name]; ok {
-		return s
-	}
-	return noneSetting
-}
-
-// Shared read-only settings, so that asking for a default allocates nothing.
-var (
-	allSetting  = &filterSetting{mode: filterAll}
-	noneSetting = &filterSetting{mode: filterNone}
-)
-
 // message is err's text without the sentinel that classified it.
 func message(err error) string {
 	if u := errors.Unwrap(err); u != nil {
@@ -449,158 +448,19 @@ func message(err error) string {
 	return err.Error()
 }
 
-func filterApplies(f *config.Filter, path string) bool {
-	ex, in := f.ExcludedPaths != nil, f.IncludedPaths != nil
-	matches := func(list []string) bool {
-		return slices.ContainsFunc(list, func(s string) bool { return strings.Contains(path, s) })
-	}
-	switch {
-	case !ex && !in:
-		return true
-	case ex && !in:
-		return !matches(f.ExcludedPaths)
-	case !ex && in:
-		return matches(f.IncludedPaths)
-	default:
-		return !matches(f.ExcludedPaths) || matches(f.IncludedPaths)
-	}
-}
-
-var errLDAPGroupNotFound = errors.New("ldap group not found")
-
-// leaf computes (once per run) the members of a non-group rule leaf.
-func (r *Repo) leaf(ctx context.Context, method, value string) (*roaring.Bitmap, error) {
-	key := leafKey{method, value}
-	if lr, ok := r.leaves[key]; ok {
-		return lr.set, lr.err
-	}
-	if lr, ok := r.baseLeaf(key); ok {
-		// Not stored in r.leaves: at 50,000 people that map would grow by 100,000 entries
-		// (10 MB) to serve lookups the base's map serves as well.
-		r.Reuse.Leaves++
-		return lr.set, lr.err
-	}
-	set, err := r.computeLeaf(ctx, method, value)
-	r.leaves[key] = leafResult{set: set, err: err}
-	return set, err
-}
-
-func (r *Repo) computeLeaf(ctx context.Context, method, value string) (*roaring.Bitmap, error) {
-	if r.noPeople && method != "ldap_group" {
-		return roaring.New(), nil
-	}
-	switch method {
-	case "username":
-		b := roaring.New()
-		if id, ok := r.dir.Lookup(value); ok {
-			b.Add(id)
-		}
-		return b, nil
-	case "management", "direct_report":
-		switch {
-		case r.noOrg:
-			return roaring.New(), nil
-		case r.orgErr != nil:
-			return nil, r.orgErr
-		case method == "management":
-			return r.org.Management(value)
-		}
-		return r.org.DirectReports(value)
-	case "ldap_group":
-		g, ok := r.ldap[value]
-		if !ok && r.opt.LDAPGroups != nil {
-			// Not prefetched (a file parsed late): read this one group.
-			got, err := r.opt.LDAPGroups.ReadLDAPGroups(ctx, []string{value})
-			if err != nil {
-				return nil, fmt.Errorf("reading LDAP group %s: %w", value, err)
-			}
-			g, ok = got[value]
-		}
-		if !ok {
-			return nil, fmt.Errorf("Failed to read ldap_group = %s (no such LDAP group): %w", value, errLDAPGroupNotFound)
-		}
-		uids, err := g.Members()
-		if err != nil {
-			return nil, fmt.Errorf("%v: %w", err, errLDAPGroupNotFound)
-		}
-		return r.idsOf(uids), nil
-	}
-	fn := r.opt.Methods[method]
-	uids, err := fn(ctx, value, r.dir)
-	if err != nil {
-		return nil, fmt.Errorf("%s = %s: %v: %w", method, value, err, errCustom)
-	}
-	return r.idsOf(uids), nil
-}
-
-var errCustom = errors.New("custom method failed")
-
-// idsOf interns uids (case-insensitively; unknown uids are dropped, as the reference does).
-func (r *Repo) idsOf(uids []string) *roaring.Bitmap {
-	b := roaring.New()
-	for _, u := range uids {
-		if id, ok := r.dir.Lookup(u); ok {
-			b.Add(id)
-		}
-	}
-	return b
-}
-
-// prefetchLDAP collects every LDAP group DN that rules and filters name and reads them in one
-// call, so an LDAP-backed reader can fetch them in bulk instead of one search per rule.
-func (r *Repo) prefetchLDAP(ctx context.Context, c *validate.Collector) error {
-	seen := map[string]bool{}
-	var dns []string
-	add := func(d string) {
-		if !seen[d] {
-			seen[d] = true
-			dns = append(dns, d)
-		}
-	}
-	for _, f := range r.filters {
-		if f.cfg.Class == config.FilterMemberOfLDAPGroup {
-			add(f.cfg.LDAPGroup)
-		}
-	}
-	for _, g := range r.groups {
-		if g.def != nil {
-			for _, d := range g.def.ldapDNs {
-				add(d)
-			}
-		}
-	}
-	r.ldap = map[string]*LDAPGroup{}
-	if len(dns) == 0 {
-		return nil
-	}
-	slices.Sort(dns)
-	if r.opt.LDAPGroups == nil {
-		// Without a reader every lookup is "not found": rules fail with a clear error at their
-		// line, MemberOfLDAPGroup filters have an empty population (as for a missing group).
-		r.warnings = append(r.warnings, validate.Warning{Path: r.cfg.Rel(r.cfg.File),
-			Msg: "LDAP groups are referenced but no LDAP group source is configured (give an LDAP group snapshot, or configure the ldap_group extra)"})
-		return nil
-	}
-	got, err := r.opt.LDAPGroups.ReadLDAPGroups(ctx, dns)
-	if err != nil {
-		return fmt.Errorf("reading LDAP groups: %w", err)
-	}
-	r.ldap = got
-	return nil
-}
-
-func (r *Repo) addMirrors() {
+// addMirrors appends, for every mirror OU, a copy of each output group of the OU it mirrors.
+func (lk *linker) addMirrors() {
 	var out []*output
 	bySrc := map[string][]*output{}
-	for _, o := range r.outputs {
+	for _, o := range lk.outputs {
 		bySrc[o.ou.Key] = append(bySrc[o.ou.Key], o)
 	}
-	for _, ou := range r.cfg.SortedOUs() {
+	for _, ou := range lk.ld.cfg.SortedOUs() {
 		if ou.Mirror != "" {
 			for _, src := range bySrc[ou.Mirror] {
 				out = append(out, &output{ou: ou, g: src.g, mirror: true})
 			}
 		}
 	}
-	r.outputs = append(r.outputs, out...)
+	lk.outputs = append(lk.outputs, out...)
 }

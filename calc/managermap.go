@@ -21,24 +21,24 @@ type mmProblem struct {
 // checkManagerMap finds the people of the directory whose manager names nobody. It runs
 // once per manager map read; an incremental load that reuses the base's org chart reuses
 // its findings too.
-func (r *Repo) checkManagerMap() {
-	r.mmProblems = nil
-	if r.dir == nil || r.mm == nil {
+func (ld *loader) checkManagerMap() {
+	ld.mmProblems = nil
+	if ld.dir == nil || ld.mm == nil {
 		return
 	}
 	type bad struct{ uid, mgr string }
 	var found []bad
-	for id := range r.dir.Len() {
-		uid := strings.ToLower(r.dir.UID(uint32(id)))
-		m, ok := r.mm[uid]
+	for id := range ld.dir.Len() {
+		uid := strings.ToLower(ld.dir.UID(uint32(id)))
+		m, ok := ld.mm[uid]
 		if !ok || m.None || m.UID == "" {
 			continue // reported by the management rules themselves (Orgchart.Err), as in the reference
 		}
 		mlow := strings.ToLower(m.UID)
-		if _, ok := r.dir.Lookup(mlow); ok {
+		if _, ok := ld.dir.Lookup(mlow); ok {
 			continue
 		}
-		if _, ok := r.mm[mlow]; ok {
+		if _, ok := ld.mm[mlow]; ok {
 			continue // a manager who is not a person (a root above the people data) is deliberate
 		}
 		found = append(found, bad{uid, m.UID})
@@ -46,12 +46,12 @@ func (r *Repo) checkManagerMap() {
 	if len(found) == 0 {
 		return
 	}
-	lines := managerMapLines(r.mmData)
+	lines := managerMapLines(ld.mmData)
 	for _, b := range found {
-		hint := r.closestUID(b.mgr)
+		hint := ld.closestUID(b.mgr)
 		if hint == "" {
 			hint = closest(b.mgr, func(yield func(string) bool) {
-				for k := range r.mm {
+				for k := range ld.mm {
 					if !yield(k) {
 						return
 					}
@@ -63,9 +63,9 @@ func (r *Repo) checkManagerMap() {
 		if hint != "" {
 			msg += fmt.Sprintf("; did you mean %q?", hint)
 		}
-		r.mmProblems = append(r.mmProblems, mmProblem{line: lines[b.uid], msg: msg})
+		ld.mmProblems = append(ld.mmProblems, mmProblem{line: lines[b.uid], msg: msg})
 	}
-	slices.SortStableFunc(r.mmProblems, func(a, b mmProblem) int { return a.line - b.line })
+	slices.SortStableFunc(ld.mmProblems, func(a, b mmProblem) int { return a.line - b.line })
 }
 
 // managerMapLines maps each lower-case key of a manager map to its line, for the few entries
@@ -86,14 +86,14 @@ func managerMapLines(data []byte) map[string]int {
 }
 
 // reportManagerMap reports the manager-map findings: warnings, or errors under Strict.
-func (r *Repo) reportManagerMap(c *validate.Collector) {
-	oc := r.cfg.Orgchart
-	if oc == nil || len(r.mmProblems) == 0 {
+func (ld *loader) reportManagerMap(c *validate.Collector) {
+	oc := ld.cfg.Orgchart
+	if oc == nil || len(ld.mmProblems) == 0 {
 		return
 	}
-	path := r.cfg.Rel(oc.ManagerMapFile)
-	for _, p := range r.mmProblems {
-		if r.opt.Strict {
+	path := ld.cfg.Rel(oc.ManagerMapFile)
+	for _, p := range ld.mmProblems {
+		if ld.opt.Strict {
 			c.Add(path, p.line, validate.KindUnknownManager, "%s", p.msg)
 		} else {
 			c.Warn(path, p.line, "%s", p.msg)

@@ -52,12 +52,12 @@ type Result struct {
 }
 
 func newResult(r *Repo) (*Result, error) {
-	res := &Result{repo: r, byKey: make(map[string]*Group, len(r.outputs)),
-		finals: make(map[*group]*roaring.Bitmap, len(r.outputs)), groupOf: make(map[string]*group, len(r.outputs))}
+	res := &Result{repo: r, byKey: make(map[string]*Group, len(r.lk.outputs)),
+		finals: make(map[*group]*roaring.Bitmap, len(r.lk.outputs)), groupOf: make(map[string]*group, len(r.lk.outputs))}
 	flagged := map[*group]bool{}
 	var pending []memberFill
 	var errs validate.Collector
-	for _, o := range r.outputs {
+	for _, o := range r.lk.outputs {
 		g := o.g
 		key := g.key // "ouKey/cn" of the group's own OU; a mirror's copy has its own key
 		if o.ou != g.ou {
@@ -66,8 +66,8 @@ func newResult(r *Repo) (*Result, error) {
 		if _, dup := res.groupOf[key]; !dup {
 			res.groupOf[key] = g
 		}
-		if fin, out := r.reusedOutput(g, key, o.mirror); out != nil {
-			r.Reuse.Outputs++
+		if fin, out := r.inc.reusedOutput(g, key, o.mirror); out != nil {
+			r.inc.counts.Outputs++
 			res.finals[g] = fin
 			res.Groups = append(res.Groups, out)
 			res.byKey[key] = out
@@ -77,14 +77,14 @@ func newResult(r *Repo) (*Result, error) {
 		if !ok {
 			var emptied bool
 			var err *validate.Error
-			fin, emptied, err = r.final(g)
+			fin, emptied, err = r.ev.final(g)
 			if err == nil && fin.IsEmpty() && !emptied && noMembersForbidden(g.def) {
 				// The reference raises as soon as it reads the members of such a group.
 				err = &validate.Error{Path: g.rel, Kind: validate.KindNoMembers,
 					Msg: fmt.Sprintf("The group %s has no members! (metadata no_members_ok is false)", g.key)}
 			}
 			if err != nil {
-				if o.ou.Spec.Enumerates || r.opt.Strict {
+				if o.ou.Spec.Enumerates || r.ld.opt.Strict {
 					errs.AddError(err)
 				} else {
 					// A dummy group is only in the output for inspection: the reference never
@@ -92,7 +92,7 @@ func newResult(r *Repo) (*Result, error) {
 					w := validate.Warning{Path: err.Path, Line: err.Line, Msg: "group left out of the result: " + err.Msg}
 					r.warnings = append(r.warnings, w)
 					// Load has logged its warnings already: this one is found while calculating.
-					r.opt.Logger.Warn(w.String())
+					r.ld.opt.Logger.Warn(w.String())
 				}
 				fin = nil
 			}
@@ -133,7 +133,7 @@ func newResult(r *Repo) (*Result, error) {
 	if err := errs.Err(); err != nil {
 		return nil, err
 	}
-	r.fillMembers(pending)
+	fillMembers(pending, r.ld.dir, r.ld.opt.Parallelism)
 	slices.SortFunc(res.Groups, func(a, b *Group) int { return strings.Compare(a.Key, b.Key) })
 	return res, nil
 }
@@ -147,12 +147,12 @@ type memberFill struct {
 // fillMembers writes the member lists, in parallel: the sets are final and the directory is
 // only read, and turning 3 million ids into names is most of what is left to do after the
 // evaluation, which is sequential.
-func (r *Repo) fillMembers(pending []memberFill) {
-	workers := min(runtime.GOMAXPROCS(0), r.opt.Parallelism, max(1, len(pending)/512))
+func fillMembers(pending []memberFill, dir *people.Directory, parallelism int) {
+	workers := min(runtime.GOMAXPROCS(0), parallelism, max(1, len(pending)/512))
 	if workers <= 1 {
 		var a memberArena
 		for _, p := range pending {
-			p.out.Members = a.uids(r, p.fin)
+			p.out.Members = a.uids(dir, p.fin)
 		}
 		return
 	}
@@ -163,7 +163,7 @@ func (r *Repo) fillMembers(pending []memberFill) {
 		wg.Go(func() {
 			var a memberArena
 			for _, p := range part {
-				p.out.Members = a.uids(r, p.fin)
+				p.out.Members = a.uids(dir, p.fin)
 			}
 		})
 	}
@@ -177,7 +177,7 @@ type memberArena struct {
 	ids  []uint32
 }
 
-func (m *memberArena) uids(r *Repo, b *roaring.Bitmap) []string {
+func (m *memberArena) uids(dir *people.Directory, b *roaring.Bitmap) []string {
 	n := int(b.GetCardinality())
 	if n == 0 {
 		return []string{}
@@ -195,7 +195,7 @@ func (m *memberArena) uids(r *Repo, b *roaring.Bitmap) []string {
 	it := b.ManyIterator()
 	for k := it.NextMany(m.ids); k > 0; k = it.NextMany(m.ids) {
 		for _, id := range m.ids[:k] {
-			out = append(out, r.dir.UID(id))
+			out = append(out, dir.UID(id))
 		}
 	}
 	return out
@@ -396,7 +396,7 @@ func writeJSONString(w *bufio.Writer, s string) {
 }
 
 // People returns the interned people the result was calculated from.
-func (res *Result) People() *people.Directory { return res.repo.dir }
+func (res *Result) People() *people.Directory { return res.repo.ld.dir }
 
 // jsonSafe replaces values JSON cannot carry (YAML .nan and .inf floats) with their YAML
 // spelling, so that one odd metadata value cannot make the whole output fail.

@@ -55,28 +55,28 @@ const maxUIDHints = 64
 
 // closestUID is the uid nearest to an unknown one ("" when none is close, or past the
 // budget), memoised per run.
-func (r *Repo) closestUID(uid string) string {
-	r.hintMu.Lock()
-	defer r.hintMu.Unlock()
+func (ld *loader) closestUID(uid string) string {
+	ld.hintMu.Lock()
+	defer ld.hintMu.Unlock()
 	key := strings.ToLower(uid)
-	if c, ok := r.hints[key]; ok {
+	if c, ok := ld.hints[key]; ok {
 		return c
 	}
-	if r.hints == nil {
-		r.hints = map[string]string{}
+	if ld.hints == nil {
+		ld.hints = map[string]string{}
 	}
 	c := ""
-	if r.hintScans < maxUIDHints {
-		r.hintScans++
-		c = closest(uid, uidSeq(r.dir))
+	if ld.hintScans < maxUIDHints {
+		ld.hintScans++
+		c = closest(uid, uidSeq(ld.dir))
 	}
-	r.hints[key] = c
+	ld.hints[key] = c
 	return c
 }
 
 // unknownPersonHint is the suggestion for a uid that names nobody.
-func (r *Repo) unknownPersonHint(uid string) string {
-	if c := r.closestUID(uid); c != "" {
+func (ld *loader) unknownPersonHint(uid string) string {
+	if c := ld.closestUID(uid); c != "" {
 		return fmt.Sprintf("; did you mean %q?", c)
 	}
 	return ""
@@ -117,9 +117,9 @@ func groupHint(ouKey, name string, names []string) string {
 }
 
 // ouHint suggests the configured OU closest to an unknown OU key.
-func (r *Repo) ouHint(key string) string {
+func (ld *loader) ouHint(key string) string {
 	var keys []string
-	for _, ou := range r.cfg.SortedOUs() {
+	for _, ou := range ld.cfg.SortedOUs() {
 		keys = append(keys, ou.Key)
 	}
 	return didYouMean(key, sliceSeq(keys))

@@ -189,8 +189,8 @@ func TestUnknownUsernames(t *testing.T) {
 	if w := warns[0]; w.Line != 2 || w.Msg != `username "malory" names nobody in the people data; did you mean "mallory"?` {
 		t.Errorf("first warning %+v", w)
 	}
-	if repo.hintScans != maxUIDHints || len(repo.hints) != 101 {
-		t.Errorf("%d scans of the people for %d distinct unknown uids, budget %d", repo.hintScans, len(repo.hints), maxUIDHints)
+	if repo.ld.hintScans != maxUIDHints || len(repo.ld.hints) != 101 {
+		t.Errorf("%d scans of the people for %d distinct unknown uids, budget %d", repo.ld.hintScans, len(repo.ld.hints), maxUIDHints)
 	}
 
 	errs := mustFail(t, files, Options{Strict: true})

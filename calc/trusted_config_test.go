@@ -62,8 +62,8 @@ func TestTrustedConfig(t *testing.T) {
 	if strings.Contains(resultJSON(t, res), env["SECRET_TOKEN"]) {
 		t.Error("the head's config was used: the secret is in a DN")
 	}
-	if res.Reuse.Files == 0 || res.Reuse.Files != len(headRepo.groups)-1 {
-		t.Errorf("reuse %+v: every unchanged file should come from the base (%d groups)", res.Reuse, len(headRepo.groups))
+	if res.Reuse.Files == 0 || res.Reuse.Files != len(headRepo.ld.groups)-1 {
+		t.Errorf("reuse %+v: every unchanged file should come from the base (%d groups)", res.Reuse, len(headRepo.ld.groups))
 	}
 	// The same head loaded in full with the configuration gives the same result.
 	full, err := LoadFS(ctx, head, "config.yaml", opt)
