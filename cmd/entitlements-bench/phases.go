@@ -27,7 +27,7 @@ func cmdPhases(ctx context.Context, args []string, stdout, stderr io.Writer) int
 	seed := fs.Int64("seed", 1, "generator seed")
 	diffRuns := fs.Int("diff", 0, "also commit the repo to git with a typical change on top (3 group files, 1 manager) and time whole-process diff of the two commits against whole-process calc, N runs each (needs git)")
 	floorRuns := fs.Int("floor", 0, "also run whole calc (JSON written to a file) and the I/O floor (read every file, write as many bytes) N times each and print both and their ratio")
-	cli := fs.String("cli", "", "the entitlements binary whose calc and diff --diff times (default: one built from this module's source with go build, with this command's build tags)")
+	cli := fs.String("cli", "", "`PATH` of the entitlements binary whose calc and diff --diff times (default: one built from this module's source with go build, with this command's build tags)")
 	if code, ok := parseFlags(fs, args, stdout, stderr); !ok {
 		return code
 	}
