@@ -200,10 +200,7 @@ func runE2E(ctx context.Context, o e2eOptions) (*e2eResult, error) {
 	}
 
 	// LDAP: a real slapd, when installed.
-	ldif := "dn: ou=Pizza_Teams,ou=Groups,dc=example,dc=net\nobjectClass: organizationalUnit\nou: Pizza_Teams\n\n" +
-		"dn: ou=Entitlements,ou=Groups,dc=example,dc=net\nobjectClass: organizationalUnit\nou: Entitlements\n\n" +
-		"dn: ou=Apps,ou=Entitlements,ou=Groups,dc=example,dc=net\nobjectClass: organizationalUnit\nou: Apps\n"
-	ldapSrv, skip, err := startSlapd(o.dir, ldif)
+	ldapSrv, skip, err := startSlapd(o.dir, e2eLDIF)
 	if err != nil {
 		return nil, err
 	}
@@ -325,6 +322,11 @@ func runE2E(ctx context.Context, o e2eOptions) (*e2eResult, error) {
 	}
 	return res, nil
 }
+
+// e2eLDIF are the OUs of the synthetic repo's LDAP groups, which the config does not create.
+const e2eLDIF = "dn: ou=Pizza_Teams,ou=Groups,dc=example,dc=net\nobjectClass: organizationalUnit\nou: Pizza_Teams\n\n" +
+	"dn: ou=Entitlements,ou=Groups,dc=example,dc=net\nobjectClass: organizationalUnit\nou: Entitlements\n\n" +
+	"dn: ou=Apps,ou=Entitlements,ou=Groups,dc=example,dc=net\nobjectClass: organizationalUnit\nou: Apps\n"
 
 // ghBackend adapts fakegithub to benchBackend.
 type ghBackend struct{ s *fakegithub.Server }
@@ -465,7 +467,7 @@ func rewriteSynthConfig(path, ldapURL, ghURL, graphURL, remote, checkout string)
 		repl("    type: aad\n", "    type: dummy\n", 1)
 	}
 	cfg += "auditors:\n  - auditor_class: GitRepo\n    checkout_directory: " + checkout +
-		"\n    commit_message: entitlements bench --e2e\n    git_name: bench\n    git_email: bench@example.invalid\n    repo_url: " + remote + "\n"
+		"\n    commit_message: entitlements-bench --e2e\n    git_name: bench\n    git_email: bench@example.invalid\n    repo_url: " + remote + "\n"
 	if len(errs) > 0 {
 		return errors.Join(errs...)
 	}

@@ -80,7 +80,7 @@ func runPlan(ctx context.Context, r planRun) (out []byte, pred *cache.Predictive
 	}
 	defer set.Close()
 	opt := ldapcalc.Options(set.LDAP(), calc.Options{Types: backends.Types(), Now: r.now, Logger: logger,
-		OnWarning: func(w validate.Warning) { fmt.Fprintf(&log, "%s:%d: warning: %s\n", w.Path, w.Line, w.Msg) }})
+		OnWarning: func(w validate.Warning) { fmt.Fprintf(&log, "warning: %s (%s:%d)\n", w.Msg, w.Path, w.Line) }})
 	if r.cpuprofile != "" {
 		f, err := os.Create(r.cpuprofile)
 		if err != nil {

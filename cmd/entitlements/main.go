@@ -183,7 +183,8 @@ type common struct {
 
 // session is what one run of a calculating command opens from its flags: the logger, the
 // warning count, the CPU profile, the backends with their connection pools and the
-// predictive state they share. Commands defer close as soon as the flags are parsed.
+// predictive state they share. Commands make one once their flags are checked, and defer
+// its close.
 type session struct {
 	flags    *common
 	warnings *warningPrinter
