@@ -9,7 +9,7 @@ example:
 
 bench:
 	go test -run '^$$' -bench . -benchmem ./calc
-	go run ./cmd/entitlements bench --people 5000
+	go run ./cmd/entitlements-bench --people 5000
 
 # Short fuzzing sessions of every parser (not part of CI). FUZZTIME=5m make fuzz for longer.
 FUZZTIME ?= 30s

@@ -7,7 +7,7 @@ import (
 )
 
 // The largest inputs of a run: the people file and the manager map of the synthetic
-// 50,000-person repo (`entitlements bench --people 50000 --dir DIR`), given by
+// 50,000-person repo (`go run ./cmd/entitlements-bench --people 50000 --dir DIR`), given by
 // BENCH_PEOPLE_DIR:
 //
 //	BENCH_PEOPLE_DIR=/tmp/p50k go test -run '^$' -bench Parse -benchmem ./people

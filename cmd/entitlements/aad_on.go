@@ -11,15 +11,12 @@ import (
 
 // aadBackends is the Azure AD backend with its provider (built with -tags aad). The predictive
 // state of the last applied run is used when ENTITLEMENTS_PREDICTIVE_STATE_DIR is set.
-func aadBackends(c *common) []backend.Backend {
-	opt := aad.Options{Logger: c.logger}
+func aadBackends(s *session) []backend.Backend {
+	opt := aad.Options{Logger: s.logger}
 	var predErr error
-	opt.Predictive, predErr = c.predictiveState()
-	if hook, ok := c.ext.aadHook.(func(*aad.Options)); ok {
-		hook(&opt)
-	}
+	opt.Predictive, predErr = s.predictiveState()
 	reg := aad.NewRegistry(opt)
-	c.aad = reg
+	s.aad = reg
 	bs := aad.Backends(reg)
 	if predErr != nil {
 		for i := range bs {

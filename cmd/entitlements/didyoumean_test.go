@@ -41,6 +41,10 @@ func TestCLIDidYouMean(t *testing.T) {
 			`entitlements graph: no group "pizza_teams/sre2" in this repo; did you mean "pizza_teams/sre"?`},
 		{"unknown command", []string{"pln"}, exitUsage, `entitlements: unknown command "pln"; did you mean "plan"?`},
 		{"unknown command, nothing close", []string{"frobnicate"}, exitUsage, "entitlements: unknown command \"frobnicate\"\n"},
+		// Issue 21: the benchmarks left the CLI; whoever still types bench is told where.
+		{"bench moved", []string{"bench", "--people", "5000"}, exitUsage,
+			`entitlements: unknown command "bench"; the benchmarks are a command of their own: go run ./cmd/entitlements-bench -h`},
+		{"help bench", []string{"help", "bench"}, exitUsage, "go run ./cmd/entitlements-bench -h"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			code, stdout, stderr := runCLI(t, tc.args...)

@@ -54,9 +54,10 @@ func cmdDiff(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "entitlements diff: unknown --format %q (text, json, markdown)\n", *format)
 		return exitUsage
 	}
-	defer c.stop()
+	s := newSession(&c)
+	defer s.close()
 	start := time.Now()
-	opt, err := c.options(stderr)
+	opt, err := s.options(stderr)
 	if err != nil {
 		fmt.Fprintf(stderr, "entitlements diff: %v\n", err)
 		return exitUsage
@@ -72,7 +73,7 @@ func cmdDiff(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 			fmt.Fprintf(stderr, "entitlements diff: %v\n", err)
 			return exitUsage
 		}
-		c.stopProfile = func() { pprof.StopCPUProfile(); f.Close() }
+		s.stopProfile = func() { pprof.StopCPUProfile(); f.Close() }
 	}
 	out, err := diffRevisions(ctx, diffInput{config: c.config, base: *base, head: *head, mergeBase: *mergeBase,
 		opt: opt, ldapSnapshot: c.ldapGroups})

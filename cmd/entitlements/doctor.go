@@ -39,13 +39,14 @@ func cmdDoctor(ctx context.Context, args []string, stdout, stderr io.Writer) int
 		fmt.Fprintf(stderr, "entitlements doctor: unknown --format %q (text, json)\n", *format)
 		return exitUsage
 	}
-	defer c.stop()
-	repo, code := load(ctx, &c, stderr)
+	s := newSession(&c)
+	defer s.close()
+	repo, code := load(ctx, s, stderr)
 	if repo == nil {
 		return code
 	}
-	// load opened the backends (c.options): the providers doctor asks are plan's own.
-	reg := c.backends.Registry
+	// load opened the backends (s.options): the providers doctor asks are plan's own.
+	reg := s.backends.Registry
 	cfg := repo.Config()
 	var out []doctorTarget
 	for _, ou := range cfg.OUs {
@@ -66,7 +67,7 @@ func cmdDoctor(ctx context.Context, args []string, stdout, stderr io.Writer) int
 		}
 		out = append(out, d)
 	}
-	auditors, err := audit.New(cfg.Auditors, audit.Options{Logger: c.logger})
+	auditors, err := audit.New(cfg.Auditors, audit.Options{Logger: s.logger})
 	if err != nil {
 		out = append(out, doctorTarget{Target: "auditors", Type: "audit", Findings: []providers.Finding{{Check: "settings", Fix: err.Error()}}})
 	}

@@ -29,8 +29,9 @@ func cmdExplain(ctx context.Context, args []string, stdout, stderr io.Writer) in
 		fmt.Fprintf(stderr, "entitlements explain: unknown --format %q (text, json)\n", *format)
 		return exitUsage
 	}
-	defer c.stop()
-	_, res, code := calculate(ctx, &c, stderr)
+	s := newSession(&c)
+	defer s.close()
+	_, res, code := calculate(ctx, s, stderr)
 	if res == nil {
 		return code
 	}

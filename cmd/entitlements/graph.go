@@ -29,8 +29,9 @@ func cmdGraph(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 		fmt.Fprintf(stderr, "entitlements graph: unknown --format %q (dot, mermaid)\n", *format)
 		return exitUsage
 	}
-	defer c.stop()
-	repo, code := load(ctx, &c, stderr)
+	s := newSession(&c)
+	defer s.close()
+	repo, code := load(ctx, s, stderr)
 	if repo == nil {
 		return code
 	}

@@ -37,8 +37,7 @@ var flagLine = regexp.MustCompile(`^  -[a-z0-9-]+( [A-Za-z0-9_.|-]+)?$`)
 // Issue 22.4: every command's help has one layout (what it does, the usage line, the flags,
 // an example), printed on stdout with exit 0 for -h, --help and help CMD alike.
 func TestHelpLayout(t *testing.T) {
-	cmds := append(commandsOfUsage(t), "bench --e2e")
-	for _, cmd := range cmds {
+	for _, cmd := range commandsOfUsage(t) {
 		t.Run(cmd, func(t *testing.T) {
 			args := append(strings.Fields(cmd), "-h")
 			code, out, errOut := runCLI(t, args...)
@@ -68,16 +67,13 @@ func TestHelpLayout(t *testing.T) {
 				}
 			}
 			for _, alias := range [][]string{append(strings.Fields(cmd), "--help"), append([]string{"help"}, strings.Fields(cmd)...)} {
-				if cmd == "bench --e2e" && alias[0] == "help" {
-					continue // help takes one command name
-				}
 				if code, o, _ := runCLI(t, alias...); code != exitOK || o != out {
 					t.Errorf("%v: exit %d, output differs from -h:\n%s", alias, code, o)
 				}
 			}
 		})
 	}
-	for cmd, want := range map[string]string{"apply": " PLANFILE", "bench": "  -e2e\n", "plan": "  -out PLANFILE\n"} {
+	for cmd, want := range map[string]string{"apply": " PLANFILE", "plan": "  -out PLANFILE\n"} {
 		if _, out, _ := runCLI(t, cmd, "-h"); !strings.Contains(out, want) {
 			t.Errorf("%s -h lacks %q:\n%s", cmd, want, out)
 		}

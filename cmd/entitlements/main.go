@@ -10,7 +10,9 @@
 //	entitlements apply    PLANFILE [--allow-partial]
 //	entitlements show     PLANFILE [--format text|json|markdown]
 //	entitlements diff     --config PATH --base REV|A...B [--head REV] [--merge-base] [--format text|json|markdown] [--out-full FILE] [--detailed-exitcode]
-//	entitlements bench    --people N [--dir DIR]
+//
+// The benchmarks are a command of their own, cmd/entitlements-bench, so that this binary links
+// none of their servers and fakes.
 package main
 
 import (
@@ -30,6 +32,7 @@ import (
 
 	"github.com/entitlements-go/entitlements/backends"
 
+	"github.com/entitlements-go/entitlements/cache"
 	"github.com/entitlements-go/entitlements/calc"
 	"github.com/entitlements-go/entitlements/internal/suggest"
 	"github.com/entitlements-go/entitlements/internal/termsafe"
@@ -63,12 +66,15 @@ commands:
   diff      who gains or loses which access between two git revisions, and why
   doctor    check each target's credential, permissions, rate limits and clock (writes nothing)
   graph     print the dependency graph of groups (dot or mermaid)
-  bench     generate a synthetic repo and time load, validate and calculate
   version   print the version of this binary (also --version)
 
 run "entitlements <command> -h" (or "entitlements help <command>") for what a command does,
-its usage, flags and an example
+its usage, flags and an example; the benchmarks are a command of their own:
+  ` + benchMoved + `
 `
+
+// benchMoved says where the benchmarks went (entitlements bench until issue 21).
+const benchMoved = "go run ./cmd/entitlements-bench -h"
 
 // exit codes
 const (
@@ -114,8 +120,6 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		return cmdPlan(ctx, rest, stdout, stderr)
 	case "apply":
 		return cmdApply(ctx, rest, stdout, stderr)
-	case "bench":
-		return cmdBench(ctx, rest, stdout, stderr)
 	case "diff":
 		return cmdDiff(ctx, rest, stdout, stderr)
 	case "show":
@@ -132,6 +136,9 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	hint := ""
 	if s := suggest.Closest(cmd, commandNames); s != "" {
 		hint = fmt.Sprintf("; did you mean %q?", s)
+	}
+	if cmd == "bench" {
+		hint = "; the benchmarks are a command of their own: " + benchMoved
 	}
 	fmt.Fprintf(stderr, "entitlements: unknown command %q%s\n\n%s", cmd, hint, usage)
 	return exitUsage
@@ -151,7 +158,8 @@ func commandNames(yield func(string) bool) {
 	}
 }
 
-// common holds the flags every calculating command shares.
+// common holds the flags every calculating command shares: parsed values only. What a run
+// opens from them is its session's.
 type common struct {
 	config     string
 	now        string
@@ -162,7 +170,6 @@ type common struct {
 	cpuprofile string
 	memprofile string
 	warnErrors bool
-	warnings   *warningPrinter
 	// allowEmptyPeople accepts a people source that yields nobody.
 	allowEmptyPeople bool
 	// allowOutside lets group files be symlinks resolving outside the config tree.
@@ -172,34 +179,49 @@ type common struct {
 	// readsTargets is set by plan and apply against the real systems (not --state): only they
 	// load the predictive state.
 	readsTargets bool
-	// stopProfile flushes the CPU profile; commands defer c.stop().
+}
+
+// session is what one run of a calculating command opens from its flags: the logger, the
+// warning count, the CPU profile, the backends with their connection pools and the
+// predictive state they share. Commands make one once their flags are checked, and defer
+// its close.
+type session struct {
+	flags    *common
+	warnings *warningPrinter
+	logger   *slog.Logger
+	// stopProfile flushes the CPU profile.
 	stopProfile func()
 	backends    *backends.Set
 	aad         closer
-	logger      *slog.Logger
-	ext         cmdExt
+	// The predictive state, loaded once per run (predictiveState).
+	predLoaded bool
+	pred       *cache.Predictive
+	predErr    error
+	ext        cmdExt
 }
 
 type closer interface{ Close() }
 
-func (c *common) stop() {
-	if c.stopProfile != nil {
-		c.stopProfile()
+func newSession(c *common) *session { return &session{flags: c} }
+
+func (s *session) close() {
+	if s.stopProfile != nil {
+		s.stopProfile()
 	}
-	if c.memprofile != "" {
+	if s.flags.memprofile != "" {
 		// The allocation profile: where the run allocated (alloc_space, alloc_objects), the
 		// figures that decide its garbage collection and page faults.
-		if f, err := os.Create(c.memprofile); err == nil {
+		if f, err := os.Create(s.flags.memprofile); err == nil {
 			runtime.GC() // the profile is as of the last collection: include the whole run
 			pprof.Lookup("allocs").WriteTo(f, 0)
 			f.Close()
 		}
 	}
-	if c.backends != nil {
-		c.backends.Close()
+	if s.backends != nil {
+		s.backends.Close()
 	}
-	if c.aad != nil {
-		c.aad.Close()
+	if s.aad != nil {
+		s.aad.Close()
 	}
 }
 
@@ -217,7 +239,8 @@ func (c *common) register(fs *flag.FlagSet) {
 	fs.BoolVar(&c.allowEmptyPeople, "allow-empty-people", false, "accept a people source that yields no people (by default the run fails: every group would lose every member)")
 }
 
-func (c *common) options(stderr io.Writer) (calc.Options, error) {
+func (s *session) options(stderr io.Writer) (calc.Options, error) {
+	c := s.flags
 	if c.config == "" {
 		return calc.Options{}, errors.New("--config is required")
 	}
@@ -225,15 +248,15 @@ func (c *common) options(stderr io.Writer) (calc.Options, error) {
 	if c.verbose {
 		level = slog.LevelDebug
 	}
-	c.logger = slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: level}))
-	c.warnings = &warningPrinter{w: stderr}
+	s.logger = slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: level}))
+	s.warnings = &warningPrinter{w: stderr}
 	opt := calc.Options{
 		Strict:               c.strict,
 		IgnoreExpirations:    c.ignoreExp,
 		AllowEmptyPeople:     c.allowEmptyPeople,
 		AllowSymlinksOutside: c.allowOutside,
-		Logger:               c.logger,
-		OnWarning:            c.warnings.print,
+		Logger:               s.logger,
+		OnWarning:            s.warnings.print,
 		Types:                backends.Types(),
 	}
 	if c.now != "" {
@@ -252,10 +275,10 @@ func (c *common) options(stderr io.Writer) (calc.Options, error) {
 	}
 	// LDAP people sources and ldap_group rules read the directory through the same
 	// connection pools that the LDAP provider uses for plan and apply.
-	if err := c.openBackends(); err != nil {
+	if err := s.openBackends(); err != nil {
 		return opt, err
 	}
-	return ldapcalc.Options(c.backends.LDAP(), opt), nil
+	return ldapcalc.Options(s.backends.LDAP(), opt), nil
 }
 
 func parseFlags(fs *flag.FlagSet, args []string, stderr io.Writer) bool {
@@ -272,8 +295,9 @@ func parseFlags(fs *flag.FlagSet, args []string, stderr io.Writer) bool {
 }
 
 // load runs Load and prints errors; ok is false when the caller should exit non-zero.
-func load(ctx context.Context, c *common, stderr io.Writer) (*calc.Repo, int) {
-	opt, err := c.options(stderr)
+func load(ctx context.Context, s *session, stderr io.Writer) (*calc.Repo, int) {
+	c := s.flags
+	opt, err := s.options(stderr)
 	if err != nil {
 		fmt.Fprintf(stderr, "entitlements: %v\n", err)
 		return nil, exitUsage
@@ -288,23 +312,23 @@ func load(ctx context.Context, c *common, stderr io.Writer) (*calc.Repo, int) {
 			fmt.Fprintf(stderr, "entitlements: %v\n", err)
 			return nil, exitUsage
 		}
-		c.stopProfile = func() { pprof.StopCPUProfile(); f.Close() }
+		s.stopProfile = func() { pprof.StopCPUProfile(); f.Close() }
 	}
 	repo, err := calc.Load(ctx, c.config, opt)
 	if err != nil {
 		printErr(stderr, err)
 		return nil, exitError
 	}
-	if c.warnErrors && c.warnings.count > 0 {
-		fmt.Fprintf(stderr, "%d warning(s), treated as errors (--warnings-as-errors)\n", c.warnings.count)
+	if c.warnErrors && s.warnings.count > 0 {
+		fmt.Fprintf(stderr, "%d warning(s), treated as errors (--warnings-as-errors)\n", s.warnings.count)
 		return nil, exitError
 	}
 	return repo, exitOK
 }
 
 // calculate loads and calculates; res is nil when the caller should exit with code.
-func calculate(ctx context.Context, c *common, stderr io.Writer) (*calc.Repo, *calc.Result, int) {
-	repo, code := load(ctx, c, stderr)
+func calculate(ctx context.Context, s *session, stderr io.Writer) (*calc.Repo, *calc.Result, int) {
+	repo, code := load(ctx, s, stderr)
 	if repo == nil {
 		return nil, nil, code
 	}
@@ -343,8 +367,9 @@ func cmdCalc(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "entitlements calc: unknown --format %q (json)\n", *format)
 		return exitUsage
 	}
-	defer c.stop()
-	_, res, code := calculate(ctx, &c, stderr)
+	s := newSession(&c)
+	defer s.close()
+	_, res, code := calculate(ctx, s, stderr)
 	if res == nil {
 		return code
 	}
@@ -367,8 +392,9 @@ func cmdValidate(ctx context.Context, args []string, stdout, stderr io.Writer) i
 	if !parseFlags(fs, args, stderr) {
 		return exitUsage
 	}
-	defer c.stop()
-	repo, code := load(ctx, &c, stderr)
+	s := newSession(&c)
+	defer s.close()
+	repo, code := load(ctx, s, stderr)
 	if repo == nil {
 		return code
 	}

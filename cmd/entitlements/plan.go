@@ -60,13 +60,10 @@ func planOrApply(ctx context.Context, mode string, args []string, stdout, stderr
 	return planOrApplyExt(ctx, mode, args, stdout, stderr, &cmdExt{})
 }
 
-// planOrApplyExt is plan and apply with provider settings from ext (the e2e benchmark runs
-// the CLI's own plan this way); ext receives the predictive state the run loaded.
+// planOrApplyExt is plan and apply with what tests inject (ext).
 func planOrApplyExt(ctx context.Context, mode string, args []string, stdout, stderr io.Writer, ext *cmdExt) int {
 	fs := flag.NewFlagSet(mode, flag.ContinueOnError)
 	var pf planFlags
-	pf.common.ext = *ext
-	defer func() { *ext = pf.common.ext }()
 	pf.register(fs)
 	var rf reviewFlags
 	rf.register(fs, mode)
@@ -127,15 +124,17 @@ func planOrApplyExt(ctx context.Context, mode string, args []string, stdout, std
 			return exitError
 		}
 	}
-	defer pf.stop()
+	s := newSession(&pf.common)
+	s.ext = *ext
+	defer s.close()
 	prog := newProgress(stderr)
 	prog.begin("calculating")
-	repo, res, code := calculate(ctx, &pf.common, prog.wrap(stderr))
+	repo, res, code := calculate(ctx, s, prog.wrap(stderr))
 	prog.end()
 	if res == nil {
 		return code
 	}
-	reg, err := targetBackends(pf.state, &pf.common)
+	reg, err := targetBackends(pf.state, s)
 	if err != nil {
 		fmt.Fprintf(stderr, "entitlements %s: %v\n", mode, err)
 		return exitUsage
@@ -146,12 +145,12 @@ func planOrApplyExt(ctx context.Context, mode string, args []string, stdout, std
 	// One log line per write only with -v: the report says what was written, and every
 	// failure, once. The auditors' warnings are always shown.
 	opt := runner.Options{Backends: reg, Simulated: !pf.readsTargets, Saved: saved, AllowPartial: rf.allowPartial,
-		Guard: &g, Force: pf.force, Audit: audit.Options{Logger: pf.logger}}
+		Guard: &g, Force: pf.force, Audit: audit.Options{Logger: s.logger}}
 	if journaled {
 		opt.Journal, opt.Resume = rf.journalPath(), rf.resume
 	}
 	if pf.verbose {
-		opt.Logger = pf.logger
+		opt.Logger = s.logger
 	}
 	if prog != nil {
 		opt.Progress = prog.target
@@ -182,7 +181,7 @@ func planOrApplyExt(ctx context.Context, mode string, args []string, stdout, std
 	}
 	if pf.format == "text" {
 		writeEstimates(stdout, plan)
-		writePredictiveLine(stdout, &pf.common)
+		writePredictiveLine(stdout, s)
 	}
 	if d := plan.EstimatedDuration(); pf.maxApply > 0 && d > pf.maxApply {
 		what := "nothing was applied"

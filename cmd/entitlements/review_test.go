@@ -171,13 +171,14 @@ func examplePlan(t *testing.T) *deploy.Plan {
 	if err := fs.Parse([]string{"--config", exampleConfig, "--now", "2026-01-01"}); err != nil {
 		t.Fatal(err)
 	}
-	defer pf.stop()
+	s := newSession(&pf.common)
+	defer s.close()
 	var stderr bytes.Buffer
-	repo, res, code := calculate(t.Context(), &pf.common, &stderr)
+	repo, res, code := calculate(t.Context(), s, &stderr)
 	if code != exitOK {
 		t.Fatal(stderr.String())
 	}
-	reg, err := targetBackends(exampleState, &pf.common)
+	reg, err := targetBackends(exampleState, s)
 	if err != nil {
 		t.Fatal(err)
 	}

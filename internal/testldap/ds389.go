@@ -120,7 +120,7 @@ func StartDS(t testing.TB, opt DSOptions) *Server {
 		env: []string{"NOTIFY_SOCKET=" + filepath.Join(dir, "run", "notify")},
 	}
 	s.cleanupOnFailure(t)
-	s.launch(t, func() error {
+	err = s.launch(func() error {
 		ports, err := freePorts(1)
 		if err != nil {
 			return err
@@ -136,7 +136,12 @@ func StartDS(t testing.TB, opt DSOptions) *Server {
 		}
 		return os.WriteFile(filepath.Join(dir, "config", "dse.ldif"), []byte(conf), 0o600)
 	})
-	s.addBaseTree(t, suffixEntry, opt.LDIF)
+	if err == nil {
+		err = s.addBaseTree(suffixEntry, opt.LDIF)
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
 	return s
 }
 

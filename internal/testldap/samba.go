@@ -95,7 +95,7 @@ func StartSamba(t testing.TB, opt SambaOptions) *Server {
 		args: func() []string { return []string{"-i", "-M", "single", "-s", confPath, "-d", "1"} },
 	}
 	s.cleanupOnFailure(t)
-	s.launch(t, func() error {
+	err = s.launch(func() error {
 		ip, err := freeLoopbackAddr()
 		if err != nil {
 			return err
@@ -112,7 +112,12 @@ func StartSamba(t testing.TB, opt SambaOptions) *Server {
 		p.ip, p.tls = s.host, files
 		return os.WriteFile(confPath, []byte(sambaConf(p)), 0o600)
 	})
-	s.addBaseTree(t, "", opt.LDIF)
+	if err == nil {
+		err = s.addBaseTree("", opt.LDIF)
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
 	return s
 }
 

@@ -13,7 +13,8 @@
 // the foreground as a child of the test binary, and is stopped by t.Cleanup
 // (and, on Linux, killed by the kernel if the test binary dies first). A
 // server whose package is not installed skips the test, or fails it when
-// CI=true.
+// CI=true. A program that needs slapd (the e2e benchmark) calls Launch, which
+// returns errors instead and leaves the directory and the Stop to the caller.
 //
 // Notes from Debian's slapd 2.5 (GnuTLS build): it loads an ECDSA P-256 key
 // written as PKCS#8 ("BEGIN PRIVATE KEY"), so no RSA fallback is needed. It
@@ -27,6 +28,7 @@ import (
 	"context"
 	"crypto/tls"
 	"crypto/x509"
+	"errors"
 	"fmt"
 	"net"
 	"os"
@@ -144,27 +146,62 @@ func (s *Server) adminURL() string {
 // hide a broken install step.
 func Start(t testing.TB, opt Options) *Server {
 	t.Helper()
-	slapd, err := findSlapd()
-	if err == nil {
-		_, err = findSchemaDir()
-	}
-	if err != nil {
+	if _, _, err := findSlapdFiles(); err != nil {
 		notInstalled(t, err, "apt-get install slapd ldap-utils")
 	}
-	schemaDir, _ := findSchemaDir()
+	// TempDir is registered before our cleanup, so cleanups (LIFO) stop
+	// slapd before its directory is removed.
+	s, err := Launch(t.TempDir(), opt)
+	if err != nil {
+		t.Fatal(err)
+	}
+	s.cleanupOnFailure(t)
+	return s
+}
 
+// ErrNotInstalled is wrapped by the error of Launch when slapd or its schema
+// files are missing: a program may then go on without LDAP, where a broken
+// install is a failure.
+var ErrNotInstalled = errors.New("testldap: not installed")
+
+// notInstalledError is a missing program or file; it is ErrNotInstalled and
+// says what is missing.
+type notInstalledError struct{ err error }
+
+func (e notInstalledError) Error() string        { return "testldap: " + e.err.Error() }
+func (e notInstalledError) Unwrap() error        { return e.err }
+func (e notInstalledError) Is(target error) bool { return target == ErrNotInstalled }
+
+// findSlapdFiles finds slapd and the OpenLDAP schema directory.
+func findSlapdFiles() (slapd, schemaDir string, err error) {
+	slapd, err = findSlapd()
+	if err != nil {
+		return "", "", err
+	}
+	schemaDir, err = findSchemaDir()
+	return slapd, schemaDir, err
+}
+
+// Launch starts slapd with its config, database, certificates and log in dir
+// (an existing directory, which the caller removes after Stop) and returns it
+// once the administrator can bind and the base tree is in. The caller stops it
+// with Stop. On error nothing is left running; a missing slapd is an error
+// that wraps ErrNotInstalled. Start is Launch for tests; programs (the e2e
+// benchmark) call Launch and decide what a missing slapd means.
+func Launch(dir string, opt Options) (*Server, error) {
+	slapd, schemaDir, err := findSlapdFiles()
+	if err != nil {
+		return nil, notInstalledError{err}
+	}
 	suffix := opt.Suffix
 	if suffix == "" {
 		suffix = defaultSuffix
 	}
 	suffixEntry, err := suffixLDIF(suffix)
 	if err != nil {
-		t.Fatalf("testldap: %v", err)
+		return nil, fmt.Errorf("testldap: %w", err)
 	}
 
-	// TempDir is registered before our cleanup, so cleanups (LIFO) stop
-	// slapd before its directory is removed.
-	dir := t.TempDir()
 	s := &Server{
 		BindDN:   "cn=admin," + suffix,
 		Password: "secret",
@@ -198,17 +235,16 @@ func Start(t testing.TB, opt Options) *Server {
 			return "; config test (slapd -Tt -u -f " + confPath + "): " + strings.TrimSpace(string(out))
 		},
 	}
-	s.cleanupOnFailure(t)
 
 	if err := os.MkdirAll(filepath.Join(dir, "db"), 0o700); err != nil {
-		t.Fatalf("testldap: %v", err)
+		return nil, fmt.Errorf("testldap: %w", err)
 	}
 	if err := os.WriteFile(filepath.Join(dir, "entitlements.schema"), []byte(entitlementsSchema), 0o644); err != nil {
-		t.Fatalf("testldap: %v", err)
+		return nil, fmt.Errorf("testldap: %w", err)
 	}
 	if opt.ExtraSchema != "" {
 		if err := os.WriteFile(filepath.Join(dir, "extra.schema"), []byte(opt.ExtraSchema+"\n"), 0o644); err != nil {
-			t.Fatalf("testldap: %v", err)
+			return nil, fmt.Errorf("testldap: %w", err)
 		}
 	}
 	params := confParams{
@@ -219,7 +255,7 @@ func Start(t testing.TB, opt Options) *Server {
 	if opt.TLS {
 		files, err := writeTLSFiles(dir)
 		if err != nil {
-			t.Fatalf("testldap: generating TLS certificates: %v", err)
+			return nil, fmt.Errorf("testldap: generating TLS certificates: %w", err)
 		}
 		params.tls = files
 		s.CAFile = files.caCert
@@ -227,10 +263,10 @@ func Start(t testing.TB, opt Options) *Server {
 		s.caPool.AppendCertsFromPEM(files.caPEM)
 	}
 	if err := os.WriteFile(confPath, []byte(slapdConf(params)), 0o600); err != nil {
-		t.Fatalf("testldap: %v", err)
+		return nil, fmt.Errorf("testldap: %w", err)
 	}
 
-	s.launch(t, func() error {
+	err = s.launch(func() error {
 		ports, err := freePorts(1 + btoi(opt.TLS))
 		if err != nil {
 			return err
@@ -242,8 +278,26 @@ func Start(t testing.TB, opt Options) *Server {
 		}
 		return nil
 	})
-	s.addBaseTree(t, suffixEntry, opt.LDIF)
-	return s
+	if err == nil {
+		err = s.addBaseTree(suffixEntry, opt.LDIF)
+	}
+	if err != nil {
+		return nil, s.stopAfter(err)
+	}
+	return s, nil
+}
+
+// stopAfter stops a server that could not be set up and returns err with the end of its log
+// (unless err carries it already).
+func (s *Server) stopAfter(err error) error {
+	s.Stop()
+	s.mu.Lock()
+	shown := s.logShown
+	s.mu.Unlock()
+	if shown {
+		return err
+	}
+	return fmt.Errorf("%w\n%s log tail (%s):\n%s", err, s.proc.name, s.logPath, s.currentLogTail())
 }
 
 // cleanupOnFailure registers the cleanup that stops the server, showing its log tail when
@@ -264,12 +318,11 @@ func (s *Server) cleanupOnFailure(t testing.TB) {
 // launch starts the server and waits until it is ready. pick chooses the addresses of one
 // attempt: a port picked by listening on :0 and closing can be taken by someone else
 // before the server binds it, so a lost race picks again.
-func (s *Server) launch(t testing.TB, pick func() error) {
-	t.Helper()
+func (s *Server) launch(pick func() error) error {
 	var lastErr error
 	for attempt := 0; attempt < startAttempts; attempt++ {
 		if err := pick(); err != nil {
-			t.Fatalf("testldap: picking free ports: %v", err)
+			return fmt.Errorf("testldap: picking free ports: %w", err)
 		}
 		lastErr = s.startAndWait()
 		if lastErr == nil || !s.lostPortRace() {
@@ -277,23 +330,26 @@ func (s *Server) launch(t testing.TB, pick func() error) {
 		}
 	}
 	if lastErr != nil {
-		t.Fatalf("testldap: starting %s: %v\n%s log tail (%s):\n%s", s.proc.name, lastErr, s.proc.name, s.logPath, s.currentLogTail())
+		return fmt.Errorf("testldap: starting %s: %w\n%s log tail (%s):\n%s", s.proc.name, lastErr, s.proc.name, s.logPath, s.currentLogTail())
 	}
+	return nil
 }
 
 // addBaseTree adds the suffix entry (unless it is ""), ou=People and ou=Groups, then the
 // caller's LDIF.
-func (s *Server) addBaseTree(t testing.TB, suffixEntry, ldif string) {
-	t.Helper()
+func (s *Server) addBaseTree(suffixEntry, ldif string) error {
 	base := "dn: ou=People," + s.Suffix + "\nobjectClass: organizationalUnit\nou: People\n\n" +
 		"dn: ou=Groups," + s.Suffix + "\nobjectClass: organizationalUnit\nou: Groups\n"
 	if suffixEntry != "" {
 		base = suffixEntry + "\n" + base
 	}
-	s.Add(t, base)
-	if strings.TrimSpace(ldif) != "" {
-		s.Add(t, ldif)
+	if err := s.add(base); err != nil {
+		return err
 	}
+	if strings.TrimSpace(ldif) != "" {
+		return s.add(ldif)
+	}
+	return nil
 }
 
 // notInstalled skips the test, or fails it when the environment has CI=true: CI installs the
@@ -390,23 +446,31 @@ func (s *Server) TLSConfig() *tls.Config {
 // first error.
 func (s *Server) Add(t testing.TB, ldif string) {
 	t.Helper()
+	if err := s.add(ldif); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// add is Add, returning the first error.
+func (s *Server) add(ldif string) error {
 	reqs, err := parseLDIF(ldif)
 	if err != nil {
-		t.Fatalf("testldap: %v", err)
+		return fmt.Errorf("testldap: %w", err)
 	}
 	if len(reqs) == 0 {
-		return
+		return nil
 	}
 	c, err := s.dialBind(s.adminURL(), true, opTimeout)
 	if err != nil {
-		t.Fatalf("testldap: %v", err)
+		return fmt.Errorf("testldap: %w", err)
 	}
 	defer c.Close()
 	for _, r := range reqs {
 		if err := c.Add(r); err != nil {
-			t.Fatalf("testldap: add %s: %v", r.DN, err)
+			return fmt.Errorf("testldap: add %s: %w", r.DN, err)
 		}
 	}
+	return nil
 }
 
 // Search returns the entries under base (subtree) matching filter, as the

@@ -7,7 +7,7 @@ import (
 )
 
 // BenchmarkTree lists a large tree: BENCH_GIT_DIR=/path/to/repo (e.g. the repo that
-// `entitlements bench --people 50000 --dir D --diff 1` leaves in D).
+// `go run ./cmd/entitlements-bench --people 50000 --dir D --diff 1` leaves in D).
 func BenchmarkTree(b *testing.B) {
 	dir := os.Getenv("BENCH_GIT_DIR")
 	if dir == "" {

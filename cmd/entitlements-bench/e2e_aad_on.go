@@ -4,6 +4,7 @@ package main
 
 import (
 	"context"
+	"log/slog"
 	"net/http"
 	"sync"
 	"sync/atomic"
@@ -12,6 +13,8 @@ import (
 	"github.com/Azure/azure-sdk-for-go/sdk/azcore"
 	"github.com/Azure/azure-sdk-for-go/sdk/azcore/policy"
 
+	"github.com/entitlements-go/entitlements/backend"
+	"github.com/entitlements-go/entitlements/cache"
 	"github.com/entitlements-go/entitlements/providers/aad"
 	"github.com/entitlements-go/entitlements/providers/aad/fakegraph"
 )
@@ -51,11 +54,11 @@ func (d delayRT) RoundTrip(req *http.Request) (*http.Response, error) {
 }
 
 // startBenchAAD starts fakegraph with the given users and returns the backend, the Graph
-// base URL for the config and the provider hook.
-func startBenchAAD(upns []string, pool int) (benchBackend, string, any, string) {
+// base URL for the config and the opener of each run's Azure AD backend.
+func startBenchAAD(upns []string, pool int) (benchBackend, string, aadOpen, string) {
 	b := &benchAAD{srv: fakegraph.New(fakegraph.Options{})}
 	b.srv.AddUsers(upns...)
-	hook := func(o *aad.Options) {
+	open := func(logger *slog.Logger, pred *cache.Predictive) ([]backend.Backend, func()) {
 		// A transport per run, as a new CLI process would have: a cold run must open its
 		// own connections, not reuse the setup apply's.
 		t := http.DefaultTransport.(*http.Transport).Clone()
@@ -66,11 +69,16 @@ func startBenchAAD(upns []string, pool int) (benchBackend, string, any, string) 
 		}
 		b.last = t
 		b.mu.Unlock()
-		o.TokenCredential = benchCred{b.srv.Token()}
-		o.HTTPClient = &http.Client{Transport: delayRT{b: b, base: t}}
-		o.PoolSize = pool
+		reg := aad.NewRegistry(aad.Options{
+			Logger:          logger,
+			Predictive:      pred,
+			TokenCredential: benchCred{b.srv.Token()},
+			HTTPClient:      &http.Client{Transport: delayRT{b: b, base: t}},
+			PoolSize:        pool,
+		})
+		return aad.Backends(reg), reg.Close
 	}
-	return b, b.srv.BaseURL(), hook, ""
+	return b, b.srv.BaseURL(), open, ""
 }
 
 func (b *benchAAD) setLatency(d time.Duration) { b.delay.Store(int64(d)) }

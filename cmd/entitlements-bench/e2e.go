@@ -2,7 +2,6 @@ package main
 
 import (
 	"bufio"
-	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -17,17 +16,19 @@ import (
 	"strings"
 	"time"
 
+	"github.com/entitlements-go/entitlements/cache"
 	"github.com/entitlements-go/entitlements/internal/synth"
 	"github.com/entitlements-go/entitlements/providers/github"
 	"github.com/entitlements-go/entitlements/providers/github/fakegithub"
+	"github.com/entitlements-go/entitlements/validate"
 )
 
 // The e2e benchmark measures what users of the reference feel: the wall time of a no-op
 // deployment plan against every provider, over a network with latency. It generates the
 // synthetic repo, starts the back ends on this machine (slapd through internal/testldap,
 // fakegithub, fakegraph), applies once (with the GitRepo audit log on a local bare repo),
-// then runs the CLI's own plan (planOrApplyExt, the code behind `entitlements plan`) three
-// times: cold (--full), with the audit log checkout as the predictive state, and after a
+// then plans three times as `entitlements plan` does (runPlan: the CLI's library calls, in
+// process): cold (--full), with the audit log checkout as the predictive state, and after a
 // small change set. Nothing here is a benchmark-only read path.
 
 // benchStats are a fake back end's counters.
@@ -104,8 +105,8 @@ type e2eResult struct {
 	Notes     []string          `json:"notes"`
 }
 
-func cmdBenchE2E(ctx context.Context, args []string, stdout, stderr io.Writer) int {
-	fs := flag.NewFlagSet("bench --e2e", flag.ContinueOnError)
+func cmdE2E(ctx context.Context, args []string, stdout, stderr io.Writer) int {
+	fs := flag.NewFlagSet("entitlements-bench --e2e", flag.ContinueOnError)
 	fs.Bool("e2e", true, "end-to-end plan benchmark against local back ends")
 	n := fs.Int("people", 5000, "number of people in the generated repo")
 	latency := fs.Duration("latency", 50*time.Millisecond, "latency added to every request to the fake GitHub and Graph servers")
@@ -114,33 +115,33 @@ func cmdBenchE2E(ctx context.Context, args []string, stdout, stderr io.Writer) i
 	seed := fs.Int64("seed", 1, "generator seed")
 	changes := fs.Int("changes", 3, "groups changed per provider before the change run")
 	profile := fs.String("cpuprofile-dir", "", "write a CPU profile of each plan run (cold.pprof, predictive.pprof, change.pprof) to this directory")
-	if !parseFlags(fs, args, stderr) {
-		return exitUsage
+	if code, ok := parseFlags(fs, args, stdout, stderr); !ok {
+		return code
 	}
 	if *format != "text" && *format != "json" {
-		fmt.Fprintf(stderr, "entitlements bench: unknown --format %q (text, json)\n", *format)
+		fmt.Fprintf(stderr, "entitlements-bench: unknown --format %q (text, json)\n", *format)
 		return exitUsage
 	}
 	if *n < 10 {
-		fmt.Fprintln(stderr, "entitlements bench: --people must be at least 10")
+		fmt.Fprintln(stderr, "entitlements-bench: --people must be at least 10")
 		return exitUsage
 	}
 	work := *dir
 	if work == "" {
 		tmp, err := os.MkdirTemp("", "entitlements-e2e-")
 		if err != nil {
-			fmt.Fprintf(stderr, "entitlements bench: %v\n", err)
+			fmt.Fprintf(stderr, "entitlements-bench: %v\n", err)
 			return exitError
 		}
 		defer os.RemoveAll(tmp)
 		work = tmp
 	} else if err := os.MkdirAll(work, 0o755); err != nil {
-		fmt.Fprintf(stderr, "entitlements bench: %v\n", err)
+		fmt.Fprintf(stderr, "entitlements-bench: %v\n", err)
 		return exitError
 	}
 	res, err := runE2E(ctx, e2eOptions{people: *n, seed: *seed, latency: *latency, changes: *changes, dir: work, profile: *profile, log: stderr})
 	if err != nil {
-		fmt.Fprintf(stderr, "entitlements bench: %v\n", err)
+		fmt.Fprintf(stderr, "entitlements-bench: %v\n", err)
 		return exitError
 	}
 	if *format == "json" {
@@ -199,15 +200,12 @@ func runE2E(ctx context.Context, o e2eOptions) (*e2eResult, error) {
 	}
 
 	// LDAP: a real slapd, when installed.
-	ldif := "dn: ou=Pizza_Teams,ou=Groups,dc=example,dc=net\nobjectClass: organizationalUnit\nou: Pizza_Teams\n\n" +
-		"dn: ou=Entitlements,ou=Groups,dc=example,dc=net\nobjectClass: organizationalUnit\nou: Entitlements\n\n" +
-		"dn: ou=Apps,ou=Entitlements,ou=Groups,dc=example,dc=net\nobjectClass: organizationalUnit\nou: Apps\n"
-	ldapSrv, tb, skip, err := startSlapd(o.dir, ldif)
+	ldapSrv, skip, err := startSlapd(o.dir, e2eLDIF)
 	if err != nil {
 		return nil, err
 	}
-	if tb != nil {
-		defer tb.close()
+	if ldapSrv != nil {
+		defer ldapSrv.Stop()
 	}
 	if skip != "" {
 		res.Skipped["ldap"] = skip
@@ -219,7 +217,7 @@ func runE2E(ctx context.Context, o e2eOptions) (*e2eResult, error) {
 	for i, u := range uids {
 		upns[i] = u + "@corp.example.com"
 	}
-	aadBackend, graphURL, aadHook, aadSkip := startBenchAAD(upns, benchGraphPool)
+	aadBackend, graphURL, aadOpen, aadSkip := startBenchAAD(upns, benchGraphPool)
 	if aadSkip != "" {
 		res.Skipped["aad"] = aadSkip
 		fmt.Fprintf(o.log, "AZURE AD SKIPPED: %s\n", aadSkip)
@@ -248,19 +246,23 @@ func runE2E(ctx context.Context, o e2eOptions) (*e2eResult, error) {
 	}
 	defer os.Chdir(wd)
 
-	common := []string{"--config", cfgPath, "--now", synth.DefaultNow.Format("2006-01-02")}
+	// --now as the CLI reads it: the start of the day, UTC.
+	now, err := validate.ParseNow(synth.DefaultNow.Format("2006-01-02"))
+	if err != nil {
+		return nil, err
+	}
 	// Apply once, without latency and with more writes in flight: setting the state up is
 	// not what is measured.
 	// (issue 25: the GitHub write scheduler is off here; the fake does not enforce the limits).
-	applyExt := &cmdExt{aadHook: aadHook, githubHook: func(g *github.Options) { g.WriteConcurrency, g.NoWritePacing = 8, true }}
 	t1 := time.Now()
-	var out, errb bytes.Buffer
-	if code := planOrApplyExt(ctx, "apply", append(slices.Clone(common), "--force", "--yes"), &out, &errb, applyExt); code != exitOK {
-		return nil, fmt.Errorf("the setup apply failed (exit %d):\n%s\n%s", code, tail(out.String(), 30), tail(errb.String(), 30))
+	out, _, err := runPlan(ctx, planRun{config: cfgPath, now: now, apply: true, aad: aadOpen,
+		github: func(g *github.Options) { g.WriteConcurrency, g.NoWritePacing = 8, true }})
+	if err != nil {
+		return nil, fmt.Errorf("the setup apply failed: %w", err)
 	}
 	res.ApplyMS = time.Since(t1).Milliseconds()
 	fmt.Fprintf(o.log, "applied the initial state in %s\n", time.Since(t1).Round(time.Millisecond))
-	for _, l := range strings.Split(out.String(), "\n") {
+	for _, l := range strings.Split(string(out), "\n") {
 		if strings.Contains(l, "applied in") || strings.HasPrefix(l, "Apply:") || strings.HasPrefix(l, "Plan:") {
 			fmt.Fprintf(o.log, "  %s\n", l)
 		}
@@ -277,24 +279,20 @@ func runE2E(ctx context.Context, o e2eOptions) (*e2eResult, error) {
 		for _, b := range backends {
 			b.resetStats()
 		}
-		args := append(slices.Clone(common), "--format", "json")
-		ext := &cmdExt{aadHook: aadHook}
+		run := planRun{config: cfgPath, now: now, aad: aadOpen}
 		if o.profile != "" {
-			args = append(args, "--cpuprofile", filepath.Join(o.profile, name+".pprof"))
+			run.cpuprofile = filepath.Join(o.profile, name+".pprof")
 		}
-		if full {
-			args = append(args, "--full")
-		} else {
-			ext.predictiveDir = checkout
+		if !full {
+			run.predictiveDir = checkout
 		}
-		var out, errb bytes.Buffer
 		start := time.Now()
-		code := planOrApplyExt(ctx, "plan", args, &out, &errb, ext)
+		out, pred, err := runPlan(ctx, run)
 		wall := time.Since(start)
-		if code != exitOK {
-			return nil, fmt.Errorf("%s plan failed (exit %d):\n%s", name, code, tail(errb.String(), 30))
+		if err != nil {
+			return nil, fmt.Errorf("%s plan failed: %w", name, err)
 		}
-		r, err := e2eFigures(out.Bytes(), wall, backends, ext)
+		r, err := e2eFigures(out, wall, backends, pred)
 		if err != nil {
 			return nil, err
 		}
@@ -325,6 +323,11 @@ func runE2E(ctx context.Context, o e2eOptions) (*e2eResult, error) {
 	return res, nil
 }
 
+// e2eLDIF are the OUs of the synthetic repo's LDAP groups, which the config does not create.
+const e2eLDIF = "dn: ou=Pizza_Teams,ou=Groups,dc=example,dc=net\nobjectClass: organizationalUnit\nou: Pizza_Teams\n\n" +
+	"dn: ou=Entitlements,ou=Groups,dc=example,dc=net\nobjectClass: organizationalUnit\nou: Entitlements\n\n" +
+	"dn: ou=Apps,ou=Entitlements,ou=Groups,dc=example,dc=net\nobjectClass: organizationalUnit\nou: Apps\n"
+
 // ghBackend adapts fakegithub to benchBackend.
 type ghBackend struct{ s *fakegithub.Server }
 
@@ -337,7 +340,7 @@ func (g ghBackend) stats() benchStats {
 }
 
 // e2eFigures turns the plan's JSON output and the back ends' counters into one run's figures.
-func e2eFigures(out []byte, wall time.Duration, backends map[string]benchBackend, ext *cmdExt) (*e2eRun, error) {
+func e2eFigures(out []byte, wall time.Duration, backends map[string]benchBackend, pred *cache.Predictive) (*e2eRun, error) {
 	// The keys of review.WritePlanJSON that the figures need.
 	var doc struct {
 		Plan struct {
@@ -403,8 +406,8 @@ func e2eFigures(out []byte, wall time.Duration, backends map[string]benchBackend
 	r.Requests += ldapSearches
 	r.Connections += ldapConns
 	r.LDAPSearches = ldapSearches
-	if ext.pred != nil {
-		r.PredictiveHits = int64(ext.pred.Hits())
+	if pred != nil {
+		r.PredictiveHits = int64(pred.Hits())
 	}
 	return r, nil
 }
@@ -464,7 +467,7 @@ func rewriteSynthConfig(path, ldapURL, ghURL, graphURL, remote, checkout string)
 		repl("    type: aad\n", "    type: dummy\n", 1)
 	}
 	cfg += "auditors:\n  - auditor_class: GitRepo\n    checkout_directory: " + checkout +
-		"\n    commit_message: entitlements bench --e2e\n    git_name: bench\n    git_email: bench@example.invalid\n    repo_url: " + remote + "\n"
+		"\n    commit_message: entitlements-bench --e2e\n    git_name: bench\n    git_email: bench@example.invalid\n    repo_url: " + remote + "\n"
 	if len(errs) > 0 {
 		return errors.Join(errs...)
 	}

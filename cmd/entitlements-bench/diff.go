@@ -8,6 +8,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"runtime/debug"
 	"slices"
 	"strings"
 	"time"
@@ -26,9 +27,9 @@ type diffBenchReport struct {
 
 // runDiffBench commits the generated repo in dir (a new git repository), commits the change
 // a typical access pull request makes (a member added to three group files, one person moved
-// to another manager), then runs this binary's calc and diff alternately runs times each,
-// keeping the fastest of each.
-func runDiffBench(ctx context.Context, dir string, runs int) (diffBenchReport, error) {
+// to another manager), then runs the calc and diff of the entitlements binary cli alternately
+// runs times each, keeping the fastest of each.
+func runDiffBench(ctx context.Context, cli, dir string, runs int) (diffBenchReport, error) {
 	var rep diffBenchReport
 	if _, err := exec.LookPath("git"); err != nil {
 		return rep, fmt.Errorf("--diff needs git: %w", err)
@@ -61,10 +62,6 @@ func runDiffBench(ctx context.Context, dir string, runs int) (diffBenchReport, e
 			return rep, err
 		}
 	}
-	self, err := os.Executable()
-	if err != nil {
-		return rep, err
-	}
 	out, err := os.CreateTemp("", "entitlements-bench-diff-")
 	if err != nil {
 		return rep, err
@@ -75,7 +72,7 @@ func runDiffBench(ctx context.Context, dir string, runs int) (diffBenchReport, e
 		if err := resetSink(out); err != nil {
 			return 0, err
 		}
-		cmd := exec.CommandContext(ctx, self, args...)
+		cmd := exec.CommandContext(ctx, cli, args...)
 		cmd.Dir = dir
 		cmd.Stdout = out
 		var stderr bytes.Buffer
@@ -177,6 +174,46 @@ func benchChange(dir string) ([]string, error) {
 		changed = append(changed, name)
 	}
 	return changed, nil
+}
+
+// buildCLI builds the entitlements command of this module into dir, with the build tags this
+// benchmark was built with (-tags aad builds both with Azure AD), and returns its path. The go
+// command runs in the working directory, which must be in the module's source tree.
+func buildCLI(ctx context.Context, dir string, log io.Writer) (string, error) {
+	if _, err := exec.LookPath("go"); err != nil {
+		return "", fmt.Errorf("--diff builds the entitlements CLI and needs go (or --cli PATH): %w", err)
+	}
+	bin := filepath.Join(dir, "entitlements")
+	args := []string{"build", "-o", bin}
+	if tags := buildTags(); tags != "" {
+		args = append(args, "-tags", tags)
+	}
+	args = append(args, cliPackage)
+	t := time.Now()
+	cmd := exec.CommandContext(ctx, "go", args...)
+	if out, err := cmd.CombinedOutput(); err != nil {
+		return "", fmt.Errorf("building the CLI for --diff (go %s; run from the repository, or pass --cli PATH): %w\n%s",
+			strings.Join(args, " "), err, bytes.TrimSpace(out))
+	}
+	fmt.Fprintf(log, "built %s in %s\n", cliPackage, time.Since(t).Round(time.Millisecond))
+	return bin, nil
+}
+
+// cliPackage is the command whose calc and diff --diff times.
+const cliPackage = "github.com/entitlements-go/entitlements/cmd/entitlements"
+
+// buildTags are the -tags of this binary's build ("" when none or unknown).
+func buildTags() string {
+	bi, ok := debug.ReadBuildInfo()
+	if !ok {
+		return ""
+	}
+	for _, s := range bi.Settings {
+		if s.Key == "-tags" {
+			return s.Value
+		}
+	}
+	return ""
 }
 
 func keepMin(d *time.Duration, v time.Duration) {

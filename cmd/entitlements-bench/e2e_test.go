@@ -16,7 +16,7 @@ func TestBenchE2EContract(t *testing.T) {
 	if _, err := exec.LookPath("git"); err != nil {
 		t.Skip("git is not installed")
 	}
-	code, stdout, stderr := runCLI(t, "bench", "--e2e", "--people", "60", "--latency", "1ms", "--format", "json", "--dir", t.TempDir())
+	code, stdout, stderr := runBench(t, "--e2e", "--people", "60", "--latency", "1ms", "--format", "json", "--dir", t.TempDir())
 	if code != exitOK {
 		t.Fatalf("exit %d\n%s", code, stderr)
 	}
