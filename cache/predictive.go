@@ -5,6 +5,7 @@ import (
 	"bytes"
 	"fmt"
 	"io/fs"
+	"maps"
 	"os"
 	"path/filepath"
 	"slices"
@@ -19,6 +20,8 @@ import (
 
 // PredictiveEntry is the last successfully applied state of one group.
 type PredictiveEntry struct {
+	// DN is the group's DN as the file's path spells it (DNFromPath).
+	DN       string
 	Members  []string          // lower-cased member ids
 	Metadata map[string]string // metadata_<key>=<value> lines
 }
@@ -78,7 +81,8 @@ func LoadPredictive(dir string) (*Predictive, error) {
 		return nil, err
 	}
 	for i, rel := range rels {
-		p.entries[dn.Normalize(DNFromPath(rel))] = ents[i]
+		ents[i].DN = DNFromPath(rel)
+		p.entries[dn.Normalize(ents[i].DN)] = ents[i]
 	}
 	return p, nil
 }
@@ -166,6 +170,23 @@ func (p *Predictive) Len() int {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	return len(p.entries)
+}
+
+// Entries returns every group of the state, ordered by normalised DN, whether or not it was
+// invalidated in this run: the whole last applied state, for a comparison with what the
+// services hold now (package drift). The entries are shared: do not modify them.
+func (p *Predictive) Entries() []*PredictiveEntry {
+	if p == nil {
+		return nil
+	}
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	keys := slices.Sorted(maps.Keys(p.entries))
+	out := make([]*PredictiveEntry, len(keys))
+	for i, k := range keys {
+		out[i] = p.entries[k]
+	}
+	return out
 }
 
 // Lookup returns the cached state of a group, unless it was invalidated in this run.

@@ -51,9 +51,16 @@ func TestPredictiveLayouts(t *testing.T) {
 			if p.Hits() != 1 {
 				t.Errorf("hits %d", p.Hits())
 			}
+			if e.DN != teamDN {
+				t.Errorf("DN %q, want the file's %q", e.DN, teamDN)
+			}
 			p.Invalidate(teamDN)
 			if _, ok := p.Lookup(teamDN); ok || p.Hits() != 0 {
 				t.Errorf("invalidated entry served (hits %d)", p.Hits())
+			}
+			// Entries is the whole last applied state: an invalidated entry is still part of it.
+			if all := p.Entries(); len(all) != 1 || all[0] != e {
+				t.Errorf("Entries() = %v, want the one entry", all)
 			}
 		})
 	}
@@ -118,5 +125,29 @@ func TestPredictiveRefusesLinksAndSpecialFiles(t *testing.T) {
 				t.Fatalf("load: %v, want an error naming %s", err, tc.err)
 			}
 		})
+	}
+}
+
+func TestPredictiveEntriesOrder(t *testing.T) {
+	dir := t.TempDir()
+	for _, name := range []string{"cn=b,ou=t,dc=x", "cn=A,ou=t,dc=x", "cn=c,ou=t,dc=x"} {
+		if err := os.WriteFile(filepath.Join(dir, name), []byte("# No members\n"), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	p, err := LoadPredictive(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got []string
+	for _, e := range p.Entries() {
+		got = append(got, e.DN)
+	}
+	if want := []string{"cn=A,ou=t,dc=x", "cn=b,ou=t,dc=x", "cn=c,ou=t,dc=x"}; !slices.Equal(got, want) {
+		t.Errorf("Entries in order %q, want %q (by normalised DN, spelled as the files)", got, want)
+	}
+	var none *Predictive
+	if none.Entries() != nil {
+		t.Error("a nil state has entries")
 	}
 }

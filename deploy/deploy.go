@@ -91,6 +91,7 @@ type TargetPlan struct {
 	current  int               // derived targets: the values people hold now
 	target   *providers.Target
 	state    *providers.State
+	desired  []*providers.Group
 }
 
 // Plan is the set of changes for every target.
@@ -356,7 +357,7 @@ func planGroups(ctx context.Context, tp *TargetPlan, groups []*calc.Group, opt O
 	if err != nil {
 		return fmt.Errorf("reading current state (nothing will be written to this target): %w", err)
 	}
-	tp.state = st
+	tp.state, tp.desired = st, desired
 	tp.Fingerprint = Fingerprint(st)
 	// A provider that does not say it deletes groups never deletes one: a missing policy must
 	// not turn into deleting every group without a file.

@@ -7,7 +7,8 @@
 // Optional capabilities are discovered by interface, so a provider implements only what it
 // needs: Preparer (create a missing container before writes), PersonWriter (member_of
 // attributes on people), Counter (request/connection counters), Coverer (changes that make
-// other targets' changes: a GitHub org removal removes the user from the org's teams).
+// other targets' changes: a GitHub org removal removes the user from the org's teams),
+// ModificationReader (who last changed a group, and when: the drift report's attribution).
 package providers
 
 import (
@@ -16,6 +17,7 @@ import (
 	"fmt"
 	"slices"
 	"strings"
+	"time"
 
 	"github.com/entitlements-go/entitlements/config"
 )
@@ -159,6 +161,26 @@ type Coverer interface {
 	// changes of mine make impossible are taken out of Add (a change left with nothing to do
 	// is dropped). Adjusted changes are new values; others are returned as they are.
 	Cover(t *Target, mine []*Change, other *Target, otherP Provider, theirs []*Change) []*Change
+}
+
+// Modification is who last modified a group and when, as the target system records it. A
+// zero field is one the system does not say.
+type Modification struct {
+	// By identifies who made the modification, as the system names them (an LDAP bind DN).
+	By string
+	// At is when it was made.
+	At time.Time
+}
+
+// ModificationReader is implemented by providers whose systems record who last modified an
+// entry and when (LDAP: the modifiersName and modifyTimestamp operational attributes). The
+// drift report asks it about the groups that changed outside the tool, to say by whom and
+// when; it is never asked on a plan or an apply.
+type ModificationReader interface {
+	// LastModified returns the last modification of each group of dns that exists and whose
+	// system says something about it, by Key of its DN. An error leaves the attribution out;
+	// the drift itself is still known.
+	LastModified(ctx context.Context, t *Target, dns []string) (map[string]Modification, error)
 }
 
 // ChangeKind says what a change does.

@@ -193,11 +193,21 @@ func WritePlanJSON(w io.Writer, plan *deploy.Plan) error {
 		Version int         `json:"version"`
 		Plan    jsonPlan    `json:"plan"`
 		Timings jsonTimings `json:"timings"`
-	}{Version: PlanJSONVersion, Plan: jsonPlan{Targets: []jsonTarget{}},
+	}{Version: PlanJSONVersion,
 		Timings: jsonTimings{CalcMS: plan.CalcTime.Milliseconds(), Targets: map[string]jsonTargetTimings{}}}
 	for _, t := range plan.Targets {
-		jt := jsonTarget{OU: t.OU, Type: t.Type, Changes: []deploy.SavedChange{}}
 		out.Timings.Targets[t.OU] = jsonTargetTimings{ReadMS: t.ReadTime.Milliseconds(), Counters: t.Counters}
+	}
+	out.Plan.Targets = planTargetsJSON(plan)
+	return writeJSON(w, out)
+}
+
+// planTargetsJSON is the "targets" list of a plan's JSON (plan, and the pending changes of
+// a drift report).
+func planTargetsJSON(plan *deploy.Plan) []jsonTarget {
+	out := []jsonTarget{}
+	for _, t := range plan.Targets {
+		jt := jsonTarget{OU: t.OU, Type: t.Type, Changes: []deploy.SavedChange{}}
 		if t.Err != nil {
 			jt.Error = t.Err.Error()
 			jt.Refused = deploy.Refused(t.Err)
@@ -208,11 +218,16 @@ func WritePlanJSON(w io.Writer, plan *deploy.Plan) error {
 		if e := t.Estimate; e != nil {
 			jt.Estimate = &deploy.SavedEstimate{Writes: e.Writes, Seconds: int64(e.Duration.Round(time.Second) / time.Second), Notes: e.Notes}
 		}
-		out.Plan.Targets = append(out.Plan.Targets, jt)
+		out = append(out, jt)
 	}
+	return out
+}
+
+// writeJSON writes v as indented JSON, C1 controls and bidi characters as JSON escapes.
+func writeJSON(w io.Writer, v any) error {
 	enc := json.NewEncoder(termsafe.NewJSONWriter(w))
 	enc.SetIndent("", "  ")
-	return enc.Encode(out)
+	return enc.Encode(v)
 }
 
 // ReportOptions tune WriteReport.

@@ -65,6 +65,7 @@ commands:
   show      print a saved plan file (text, json or markdown) and how it was made
   diff      who gains or loses which access between two git revisions, and why
   doctor    check each target's credential, permissions, rate limits and clock (writes nothing)
+  drift     what was changed on the targets outside the tool since the last apply (writes nothing)
   graph     print the dependency graph of groups (dot or mermaid)
   version   print the version of this binary (also --version)
 
@@ -126,6 +127,8 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		return cmdShow(ctx, rest, stdout, stderr)
 	case "doctor":
 		return cmdDoctor(ctx, rest, stdout, stderr)
+	case "drift":
+		return cmdDrift(ctx, rest, stdout, stderr)
 	case "help", "-h", "--help":
 		if len(rest) > 0 {
 			return run(ctx, []string{rest[0], "-h"}, stdout, stderr)

@@ -82,6 +82,7 @@ type confParams struct {
 	extraSchema               bool
 	tls                       *tlsFiles
 	maxSize                   int64
+	access                    string
 }
 
 // slapdConf renders the classic slapd.conf. File config rather than cn=config
@@ -136,6 +137,9 @@ func slapdConf(p confParams) string {
 	w("index uid,cn,member,memberUid eq")
 	w("sizelimit unlimited")
 	w("timelimit unlimited")
+	if p.access != "" {
+		w("%s", p.access)
+	}
 	return b.String()
 }
 

@@ -85,6 +85,11 @@ type Options struct {
 	// MaxSize is the MDB database's size limit in bytes. Default 64 MiB (tens of thousands
 	// of small entries); benchmarks with large groups need more.
 	MaxSize int64
+	// Access holds the database's access directives in slapd.conf syntax ("access to *
+	// by dn.exact=... write by * read"). Default none: everyone reads, only the rootdn
+	// (BindDN) writes. Tests of changes made by another identity than the tool's give
+	// that identity write access here.
+	Access string
 }
 
 // Server is a running (or stopped) directory server: slapd (Start), 389
@@ -250,7 +255,7 @@ func Launch(dir string, opt Options) (*Server, error) {
 	params := confParams{
 		dir: dir, schemaDir: schemaDir, moduleDir: findModuleDir(),
 		suffix: suffix, rootDN: s.BindDN, rootPW: s.Password,
-		extraSchema: opt.ExtraSchema != "", maxSize: opt.MaxSize,
+		extraSchema: opt.ExtraSchema != "", maxSize: opt.MaxSize, access: opt.Access,
 	}
 	if opt.TLS {
 		files, err := writeTLSFiles(dir)

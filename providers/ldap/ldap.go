@@ -204,27 +204,10 @@ func (s *ldapServer) readBase(ctx context.Context, base string, page func(entrie
 	})
 }
 
-// readDN reads one entry (base-object search); nil when it does not exist.
+// readDN reads one entry (base-object search, every user attribute); nil when it does not
+// exist.
 func (s *ldapServer) readDN(ctx context.Context, d string) (*goldap.Entry, error) {
-	var res *goldap.SearchResult
-	err := s.pool.do(ctx, func(c *goldap.Conn) error {
-		s.counters.Searches.Add(1)
-		req := goldap.NewSearchRequest(d, goldap.ScopeBaseObject, goldap.NeverDerefAliases, 0, 0, false,
-			"(objectClass=*)", []string{"*"}, nil)
-		var err error
-		res, err = c.Search(req)
-		return err
-	})
-	if goldap.IsErrorWithCode(err, goldap.LDAPResultNoSuchObject) {
-		return nil, nil
-	}
-	if err != nil {
-		return nil, fmt.Errorf("reading %s: %w", d, err)
-	}
-	if len(res.Entries) != 1 {
-		return nil, nil
-	}
-	return res.Entries[0], nil
+	return s.readAttrs(ctx, d, []string{"*"})
 }
 
 // Provider manages the groups of one `ldap` OU (or a member_of target).
