@@ -145,9 +145,6 @@ func cmdApplyBench(ctx context.Context, args []string, stdout, stderr io.Writer)
 	return exitOK
 }
 
-// applyService is a service the benchmark changes: the OU of its groups in the synthetic repo.
-type applyService struct{ name, ou string }
-
 // applyGraph is the Graph side of the apply benchmark (binaries built with -tags aad):
 // fakegraph on the benchmark's clock.
 type applyGraph struct {
@@ -182,7 +179,8 @@ func runApplyBench(ctx context.Context, o applyOptions) (*applyResult, error) {
 	if err := seedSynthOrg(gh, uids, repoDir); err != nil {
 		return nil, err
 	}
-	services := []applyService{{"github", synth.OUGitHub}}
+	// The OUs of the groups the benchmark changes, one per service.
+	changed := []string{synth.OUGitHub}
 	upns := make([]string, len(uids))
 	for i, u := range uids {
 		upns[i] = u + "@corp.example.com"
@@ -195,7 +193,7 @@ func runApplyBench(ctx context.Context, o applyOptions) (*applyResult, error) {
 	} else {
 		defer graph.close()
 		graphURL = graph.url
-		services = append(services, applyService{"graph", synth.OUAAD})
+		changed = append(changed, synth.OUAAD)
 	}
 
 	// LDAP OUs are calculated, never planned (no slapd): the writes measured are GitHub's
@@ -232,11 +230,11 @@ func runApplyBench(ctx context.Context, o applyOptions) (*applyResult, error) {
 		return nil, err
 	}
 	edits := map[string][]*groupEdit{} // OU → its edits
-	for _, s := range services {
-		if edits[s.ou], err = pickEdits(calcRes, s.ou, o.changes, uids, contractors, repoDir); err != nil {
+	for _, ou := range changed {
+		if edits[ou], err = pickEdits(calcRes, ou, o.changes, uids, contractors, repoDir); err != nil {
 			return nil, err
 		}
-		for _, e := range edits[s.ou] {
+		for _, e := range edits[ou] {
 			if err := e.write(e.removes); err != nil {
 				return nil, err
 			}
@@ -577,6 +575,7 @@ func (a *applyRuns) apply(ctx context.Context, saved *deploy.SavedPlan, journalP
 			continue
 		}
 		c := t.Counters
+		// A run that did not fail has a report (runner.Outcome.Status).
 		if r := out.Report.Targets[i]; r != nil && r.Counters != nil {
 			c = r.Counters // the read's and the writes'
 		}
