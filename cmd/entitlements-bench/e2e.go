@@ -172,31 +172,10 @@ func runE2E(ctx context.Context, o e2eOptions) (*e2eResult, error) {
 	}
 	fmt.Fprintf(o.log, "generated %d people, %d files (%s)\n", st.People, st.Files, time.Since(t0).Round(time.Millisecond))
 
-	// GitHub: the org holds everyone already (admins: the first three people), so that the
-	// org target is in step and teams can take their members at the first apply.
 	gh := fakegithub.New(fakegithub.Options{AutoAccept: true, RateLimit: 1 << 30})
 	defer gh.Close()
-	gh.AddUsers(uids...)
-	gh.AddOrg("synth-org")
-	var admins, members strings.Builder
-	admins.WriteString("contractors = all\n")
-	members.WriteString("contractors = all\n")
-	for i, u := range uids {
-		role, b := "member", &members
-		if i < 3 {
-			role, b = "admin", &admins
-		}
-		gh.SetMember("synth-org", u, role)
-		fmt.Fprintf(b, "username = %s\n", u)
-	}
-	orgDir := filepath.Join(repoDir, "ldap-config", "github", "org")
-	if err := os.MkdirAll(orgDir, 0o755); err != nil {
+	if err := seedSynthOrg(gh, uids, repoDir); err != nil {
 		return nil, err
-	}
-	for name, content := range map[string]string{"admin.txt": admins.String(), "member.txt": members.String()} {
-		if err := os.WriteFile(filepath.Join(orgDir, name), []byte(content), 0o644); err != nil {
-			return nil, err
-		}
 	}
 
 	// LDAP: a real slapd, when installed.
@@ -410,6 +389,36 @@ func e2eFigures(out []byte, wall time.Duration, backends map[string]benchBackend
 		r.PredictiveHits = int64(pred.Hits())
 	}
 	return r, nil
+}
+
+// seedSynthOrg makes the synthetic repo's people users of the fake GitHub and members of its
+// org synth-org (admins: the first three people), and writes the org OU's role files that
+// rewriteSynthConfig configures, so that the org target is in step and teams can take their
+// members at the first apply.
+func seedSynthOrg(gh *fakegithub.Server, uids []string, repoDir string) error {
+	gh.AddUsers(uids...)
+	gh.AddOrg("synth-org")
+	var admins, members strings.Builder
+	admins.WriteString("contractors = all\n")
+	members.WriteString("contractors = all\n")
+	for i, u := range uids {
+		role, b := "member", &members
+		if i < 3 {
+			role, b = "admin", &admins
+		}
+		gh.SetMember("synth-org", u, role)
+		fmt.Fprintf(b, "username = %s\n", u)
+	}
+	orgDir := filepath.Join(repoDir, "ldap-config", "github", "org")
+	if err := os.MkdirAll(orgDir, 0o755); err != nil {
+		return err
+	}
+	for name, content := range map[string]string{"admin.txt": admins.String(), "member.txt": members.String()} {
+		if err := os.WriteFile(filepath.Join(orgDir, name), []byte(content), 0o644); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // synthUIDs lists the people of a generated people.yaml, in file order.

@@ -4,6 +4,7 @@
 //
 //	go run ./cmd/entitlements-bench [--people N] [--dir DIR] [--seed N] [--floor RUNS] [--diff RUNS] [--cli PATH]
 //	go run -tags aad ./cmd/entitlements-bench --e2e [--people N] [--latency D] [--format text|json] [--dir DIR] [--changes N]
+//	go run ./cmd/entitlements-bench --apply [--people N] [--changes N] [--kill-at X] [--format text|json] [--dir DIR]
 //
 // It is a command of its own, not a subcommand of entitlements, because it starts slapd and
 // fake GitHub and Graph servers: the shipped CLI links none of that.
@@ -44,14 +45,18 @@ const (
 	exitUsage = 2
 )
 
-// run dispatches on --e2e: the end-to-end plan benchmark has flags of its own.
+// run dispatches on --e2e and --apply: the end-to-end plan benchmark and the large-apply
+// benchmark have flags of their own.
 func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	for _, a := range args {
 		if a == "--" {
 			break
 		}
-		if a == "--e2e" || a == "-e2e" || a == "--e2e=true" || a == "-e2e=true" {
+		switch a {
+		case "--e2e", "-e2e", "--e2e=true", "-e2e=true":
 			return cmdE2E(ctx, args, stdout, stderr)
+		case "--apply", "-apply", "--apply=true", "-apply=true":
+			return cmdApplyBench(ctx, args, stdout, stderr)
 		}
 	}
 	return cmdPhases(ctx, args, stdout, stderr)
@@ -64,12 +69,18 @@ type commandDoc struct {
 }
 
 var commandDocs = map[string]commandDoc{
-	"entitlements-bench": {"generate a synthetic repo and time load, validate and calculate (--e2e: the end-to-end plan benchmark)",
-		"entitlements-bench [--people N] [--dir DIR] [--seed N] [--floor RUNS] [--diff RUNS] [--cli PATH] | --e2e [flags]",
+	"entitlements-bench": {"generate a synthetic repo and time load, validate and calculate (--e2e: the end-to-end plan benchmark; --apply: the large-apply benchmark)",
+		"entitlements-bench [--people N] [--dir DIR] [--seed N] [--floor RUNS] [--diff RUNS] [--cli PATH] | --e2e [flags] | --apply [flags]",
 		"go run ./cmd/entitlements-bench --people 50000 --floor 3 --diff 3"},
 	"entitlements-bench --e2e": {"end-to-end plan benchmark: apply a synthetic repo to local LDAP, GitHub and Graph servers, then time the CLI's plan cold, predictive and after a change",
 		"entitlements-bench --e2e [--people N] [--latency DURATION] [--format text|json] [--dir DIR] [--changes N] [--cpuprofile-dir DIR]",
 		"go run -tags aad ./cmd/entitlements-bench --e2e --people 2000 --latency 50ms --format json"},
+	"entitlements-bench --apply": {"large-apply benchmark: apply --changes membership changes per service to fakes that enforce the write limits, " +
+		"with the write budgets at their defaults, on a simulated clock; stop the apply mid-way, resume it from its journal, plan again; " +
+		"print the estimate against the simulated duration, requests, limit answers and whether the targets converged " +
+		"(GitHub teams; Azure AD groups too when built with -tags aad)",
+		"entitlements-bench --apply [--people N] [--changes N] [--kill-at X] [--budget-state=false] [--format text|json] [--dir DIR] [--seed N]",
+		"go run ./cmd/entitlements-bench --apply --people 5000 --changes 2000 --format json"},
 }
 
 // usageFor is a FlagSet's -h output: what the mode does, the usage line, the flags, an example.

@@ -24,8 +24,9 @@ func TestHelp(t *testing.T) {
 		name  string
 		flags []string
 	}{
-		{[]string{"-h"}, "entitlements-bench", []string{"-people", "-dir", "-seed", "-floor", "-diff", "-cli", "-e2e"}},
+		{[]string{"-h"}, "entitlements-bench", []string{"-people", "-dir", "-seed", "-floor", "-diff", "-cli", "-e2e", "-apply"}},
 		{[]string{"--e2e", "--help"}, "entitlements-bench --e2e", []string{"-people", "-latency", "-format", "-dir", "-seed", "-changes", "-cpuprofile-dir"}},
+		{[]string{"--apply", "-h"}, "entitlements-bench --apply", []string{"-people", "-changes", "-kill-at", "-budget-state", "-format", "-dir", "-seed"}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			code, out, errOut := runBench(t, tc.args...)
@@ -65,6 +66,11 @@ func TestUsageErrors(t *testing.T) {
 		{"--cli not found", []string{"--diff", "1", "--cli", "/nonexistent/entitlements"}, "--cli: "},
 		{"e2e format", []string{"--e2e", "--format", "xml"}, `unknown --format "xml"`},
 		{"e2e too few people", []string{"--e2e", "--people", "3"}, "--people must be at least 10"},
+		{"apply format", []string{"--apply", "--format", "markdown"}, `unknown --format "markdown"`},
+		{"apply too few people", []string{"--apply", "--people", "9"}, "--people must be at least 10"},
+		{"apply too few changes", []string{"--apply", "--changes", "1"}, "--changes must be at least 2"},
+		{"apply kill at the end", []string{"--apply", "--kill-at", "1"}, "--kill-at must be between 0 and 1"},
+		{"apply kill at the start", []string{"--apply", "--kill-at", "0"}, "--kill-at must be between 0 and 1"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			code, stdout, stderr := runBench(t, tc.args...)

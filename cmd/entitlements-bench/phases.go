@@ -20,8 +20,9 @@ import (
 // phase, so that speed claims come with a command anyone can rerun.
 func cmdPhases(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	fs := flag.NewFlagSet("entitlements-bench", flag.ContinueOnError)
-	// Never set here (--e2e is dispatched by run): registered so that -h names it.
+	// Never set here (--e2e and --apply are dispatched by run): registered so that -h names them.
 	fs.Bool("e2e", false, "run the end-to-end plan benchmark instead (its flags: entitlements-bench --e2e -h)")
+	fs.Bool("apply", false, "run the large-apply benchmark instead (its flags: entitlements-bench --apply -h)")
 	n := fs.Int("people", 5000, "number of people in the generated repo")
 	dir := fs.String("dir", "", "write the repo to `DIR` and keep it (default: a temporary directory, removed after)")
 	seed := fs.Int64("seed", 1, "generator seed")

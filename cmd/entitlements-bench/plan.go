@@ -27,7 +27,7 @@ import (
 // built without -tags aad.
 type aadOpen func(logger *slog.Logger, pred *cache.Predictive) (bs []backend.Backend, done func())
 
-// planRun is one `entitlements plan` (or `apply --force --yes`) of the e2e benchmark.
+// planRun is one `entitlements plan` (or `apply --force --yes`) of the e2e and apply benchmarks.
 type planRun struct {
 	config string
 	now    time.Time
@@ -43,65 +43,100 @@ type planRun struct {
 	aad    aadOpen
 }
 
-// runPlan makes the run in process, with the library calls that cmd/entitlements makes for
-// plan and apply against the real systems, in its order: the predictive state, the backends
-// (backends.Open with the Azure AD one), the calculation reading LDAP through the backends'
-// pools, runner.Plan, and for apply runner.Apply, which writes the config's audit log. out is
-// what the CLI prints on stdout: the plan as JSON (--format json), or for apply the text plan
-// and report. pred is the predictive state it used, for its hit count.
-func runPlan(ctx context.Context, r planRun) (out []byte, pred *cache.Predictive, err error) {
-	// What the CLI prints on stderr (warnings, the providers' log at its default level),
-	// shown when the run fails.
-	var log bytes.Buffer
-	defer func() {
-		if err != nil && log.Len() > 0 {
-			err = fmt.Errorf("%w\n%s", err, tail(log.String(), 30))
-		}
-	}()
-	logger := slog.New(slog.NewTextHandler(&log, &slog.HandlerOptions{Level: slog.LevelWarn}))
+// benchRun is one process of entitlements as the benchmark makes it, in process: its own
+// backends (registries, connection pools and, for GitHub, write windows) and its calculation.
+type benchRun struct {
+	repo   *calc.Repo
+	res    *calc.Result
+	set    *backends.Set
+	pred   *cache.Predictive
+	logger *slog.Logger
+	// log is what the CLI prints on stderr (warnings, the providers' log at its default
+	// level), shown when the run fails.
+	log     bytes.Buffer
+	closers []func()
+}
+
+// openRun makes the first library calls of `entitlements plan` and `apply`, in their order:
+// the predictive state, the backends (backends.Open with the Azure AD one), the calculation
+// reading LDAP through the backends' pools. close releases what it opened, also after an
+// error.
+func openRun(ctx context.Context, r planRun) (*benchRun, error) {
+	b := &benchRun{}
+	b.logger = slog.New(slog.NewTextHandler(&b.log, &slog.HandlerOptions{Level: slog.LevelWarn}))
 	if r.predictiveDir != "" {
-		if pred, err = cache.LoadPredictive(r.predictiveDir); err != nil {
-			return nil, nil, err
+		pred, err := cache.LoadPredictive(r.predictiveDir)
+		if err != nil {
+			return b, err
 		}
+		b.pred = pred
 	}
 	var extra []backend.Backend
 	if r.aad != nil {
-		bs, done := r.aad(logger, pred)
-		defer done()
+		bs, done := r.aad(b.logger, b.pred)
+		b.closers = append(b.closers, done)
 		extra = bs
 	}
-	bopt := backends.Options{Logger: logger, Predictive: pred}
+	bopt := backends.Options{Logger: b.logger, Predictive: b.pred}
 	if r.github != nil {
 		r.github(&bopt.GitHub)
 	}
 	set, err := backends.Open(bopt, extra...)
 	if err != nil {
-		return nil, nil, err
+		return b, err
 	}
-	defer set.Close()
-	opt := ldapcalc.Options(set.LDAP(), calc.Options{Types: backends.Types(), Now: r.now, Logger: logger,
-		OnWarning: func(w validate.Warning) { fmt.Fprintf(&log, "warning: %s (%s:%d)\n", w.Msg, w.Path, w.Line) }})
+	b.set = set
+	b.closers = append(b.closers, func() { set.Close() })
+	opt := ldapcalc.Options(set.LDAP(), calc.Options{Types: backends.Types(), Now: r.now, Logger: b.logger,
+		OnWarning: func(w validate.Warning) { fmt.Fprintf(&b.log, "warning: %s (%s:%d)\n", w.Msg, w.Path, w.Line) }})
 	if r.cpuprofile != "" {
 		f, err := os.Create(r.cpuprofile)
 		if err != nil {
-			return nil, nil, err
+			return b, err
 		}
-		defer f.Close()
+		b.closers = append(b.closers, func() { f.Close() })
 		if err := pprof.StartCPUProfile(f); err != nil {
-			return nil, nil, err
+			return b, err
 		}
-		defer pprof.StopCPUProfile()
+		b.closers = append(b.closers, pprof.StopCPUProfile)
 	}
-	repo, err := calc.Load(ctx, r.config, opt)
+	if b.repo, err = calc.Load(ctx, r.config, opt); err != nil {
+		return b, err
+	}
+	b.res, err = b.repo.Calculate(ctx)
+	return b, err
+}
+
+// close releases what openRun opened, last first.
+func (b *benchRun) close() {
+	for i := len(b.closers) - 1; i >= 0; i-- {
+		b.closers[i]()
+	}
+}
+
+// withLog adds the tail of the run's log to a failure.
+func (b *benchRun) withLog(err error) error {
+	if err != nil && b.log.Len() > 0 {
+		return fmt.Errorf("%w\n%s", err, tail(b.log.String(), 30))
+	}
+	return err
+}
+
+// runPlan makes the run in process, with the library calls that cmd/entitlements makes for
+// plan and apply against the real systems: openRun's, runner.Plan, and for apply
+// runner.Apply, which writes the config's audit log. out is what the CLI prints on stdout:
+// the plan as JSON (--format json), or for apply the text plan and report. pred is the
+// predictive state it used, for its hit count.
+func runPlan(ctx context.Context, r planRun) (out []byte, pred *cache.Predictive, err error) {
+	run, err := openRun(ctx, r)
+	defer run.close()
+	defer func() { err = run.withLog(err) }()
 	if err != nil {
 		return nil, nil, err
 	}
-	res, err := repo.Calculate(ctx)
-	if err != nil {
-		return nil, nil, err
-	}
+	repo, res, pred := run.repo, run.res, run.pred
 	g := guard.Default()
-	ropt := runner.Options{Backends: set.Registry, Guard: &g, Force: r.apply, Audit: audit.Options{Logger: logger}}
+	ropt := runner.Options{Backends: run.set.Registry, Guard: &g, Force: r.apply, Audit: audit.Options{Logger: run.logger}}
 	plan, err := runner.Plan(ctx, repo, res, ropt)
 	if err != nil {
 		return nil, nil, err

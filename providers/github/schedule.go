@@ -138,6 +138,36 @@ func (l *writeLog) take(t time.Time, invite bool, org string) {
 	}
 }
 
+// give returns the slot at t, taken for a write that was never sent (its wait was cut short):
+// the windows and spacings are as if it had not been taken. Slots taken after it stay valid,
+// since windows that lose a write only have more room.
+func (l *writeLog) give(t time.Time, invite bool, org string) {
+	l.Writes = dropLast(l.Writes, t)
+	l.lastWrite = time.Time{}
+	if n := len(l.Writes); n > 0 {
+		l.lastWrite = l.Writes[n-1]
+	}
+	if invite {
+		l.Invitations[org] = dropLast(l.Invitations[org], t)
+		l.lastInvite = time.Time{}
+		for _, ts := range l.Invitations {
+			if n := len(ts); n > 0 && ts[n-1].After(l.lastInvite) {
+				l.lastInvite = ts[n-1]
+			}
+		}
+	}
+}
+
+// dropLast removes the last occurrence of t from ts.
+func dropLast(ts []time.Time, t time.Time) []time.Time {
+	for i := len(ts) - 1; i >= 0; i-- {
+		if ts[i].Equal(t) {
+			return slices.Delete(ts, i, i+1)
+		}
+	}
+	return ts
+}
+
 // scheduler holds the write logs of every session of a registry, and their file.
 type scheduler struct {
 	budget writeBudget
@@ -243,8 +273,14 @@ func asInvitation(ctx context.Context, org string) context.Context {
 	return context.WithValue(ctx, inviteKey{}, strings.ToLower(org))
 }
 
-// pace waits for the session's next write slot (see the comment at the top of the file).
+// pace waits for the session's next write slot (see the comment at the top of the file). A
+// write of a run that is stopping takes no slot, and one whose wait is cut short gives its
+// slot back: the windows, which a StateDir hands to the next run (a resume), hold only the
+// writes that were sent, so the next run does not wait for writes that never happened.
 func (s *session) pace(ctx context.Context) error {
+	if err := ctx.Err(); err != nil {
+		return err
+	}
 	sc := &s.h.reg.sched
 	opt := &s.h.reg.opt
 	org, invite := ctx.Value(inviteKey{}).(string)
@@ -275,7 +311,17 @@ func (s *session) pace(ctx context.Context) error {
 		return nil
 	}
 	s.both(ctx, func(c *counters) { c.paceWait.Add(int64(d)) })
-	return opt.Sleep(ctx, d)
+	if err := opt.Sleep(ctx, d); err != nil {
+		sc.mu.Lock()
+		l.give(t, invite, org)
+		serr := sc.save()
+		sc.mu.Unlock()
+		if serr != nil {
+			s.h.reg.opt.Logger.Warn("write budget state not saved", "err", serr.Error())
+		}
+		return err
+	}
+	return nil
 }
 
 // credKey names a credential in the budget file without giving it away.

@@ -158,3 +158,35 @@ func TestWriteLogFile(t *testing.T) {
 		t.Fatalf("a state file linked out of its directory: %v, slot %v (want refused, empty windows)", s4.loadErr, got)
 	}
 }
+
+// A slot given back leaves the windows and spacings as if it had never been taken, for a
+// write and for an invitation.
+func TestGiveSlotBack(t *testing.T) {
+	b := writeBudget{interval: time.Second, inviteInterval: 3 * time.Second, perMinute: 3, invitationsPerDay: 2}
+	for _, invite := range []bool{false, true} {
+		var l writeLog
+		t0 := time.Unix(1000, 0)
+		for i := range 2 {
+			s, err := b.slot(&l, t0, i == 0, "acme")
+			if err != nil {
+				t.Fatal(err)
+			}
+			l.take(s, i == 0, "acme")
+		}
+		before := func() (time.Time, error) { return b.slot(&l, t0, invite, "acme") }
+		want, wantErr := before()
+		s, err := b.slot(&l, t0, invite, "acme")
+		if err != nil {
+			t.Fatal(err)
+		}
+		l.take(s, invite, "acme")
+		l.give(s, invite, "acme")
+		got, gotErr := before()
+		if !got.Equal(want) || (gotErr == nil) != (wantErr == nil) || len(l.Writes) != 2 || len(l.Invitations["acme"]) != 1 {
+			t.Fatalf("invite=%v: after giving the slot back the next is %v (%v), want %v (%v); log %+v", invite, got, gotErr, want, wantErr, l)
+		}
+		if !l.lastWrite.Equal(t0.Add(time.Second)) || !l.lastInvite.Equal(t0) {
+			t.Fatalf("invite=%v: last write %v, last invitation %v", invite, l.lastWrite, l.lastInvite)
+		}
+	}
+}

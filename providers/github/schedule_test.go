@@ -1,8 +1,13 @@
 package github_test
 
 import (
+	"context"
+	"encoding/json"
 	"fmt"
 	"math"
+	"net/http"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -204,5 +209,75 @@ func TestPlanEstimate(t *testing.T) {
 	e.apply(reg, plan)
 	if p := e.plan(e.registry()); target(p, "github/org").Estimate != nil {
 		t.Fatal("a target without changes has an estimate")
+	}
+}
+
+// A stopped apply hands the next run (a resume, with StateDir) windows that hold only the
+// writes GitHub received: a write of a run that is stopping takes no slot, and one whose wait
+// is cut short gives its slot back. Otherwise the resume would wait for writes that never
+// happened (up to one slot per write left, hours in a large apply). The run is stopped while
+// a write waits for its slot, or by the server between two writes; then a resume sends the
+// rest, each write 1 s after the one before, so that the two runs take the time of one.
+func TestStoppedApplyBooksOnlyWhatItSent(t *testing.T) {
+	const writes, stopAt = 100, 40
+	for _, during := range []string{"wait", "write"} {
+		t.Run("stopped during a "+during, func(t *testing.T) {
+			e := newEnv(t, fakegithub.Options{SecondaryLimits: true, RateLimit: 1 << 30})
+			e.force = true
+			e.opt.StateDir = t.TempDir()
+			largeApply(t, e, writes, 0, 0)
+			ctx, cancel := context.WithCancel(t.Context())
+			defer cancel()
+			sleeps, sent := 0, 0
+			sleep := e.opt.Sleep
+			e.opt.Sleep = func(ctx context.Context, d time.Duration) error {
+				if sleeps++; during == "wait" && sleeps == stopAt {
+					cancel()
+				}
+				return sleep(ctx, d)
+			}
+			e.fake.OnRequest(func(r *http.Request) {
+				if r.Method == http.MethodPut || r.Method == http.MethodDelete {
+					if sent++; during == "write" && sent == stopAt {
+						cancel()
+					}
+				}
+			})
+			start := e.clk.Now()
+			reg := e.registry()
+			rep, _ := deploy.Apply(ctx, e.plan(reg), e.deployOptions(reg).ApplyOptions())
+			if rep.Err() == nil {
+				t.Fatal("the stopped apply reports no error")
+			}
+			got := e.fake.Stats().Writes
+			if got == 0 || got >= writes {
+				t.Fatalf("the stopped run sent %d writes", got)
+			}
+			b, err := os.ReadFile(filepath.Join(e.opt.StateDir, ".entitlements-github-writes.json"))
+			if err != nil {
+				t.Fatal(err)
+			}
+			var st struct {
+				Sessions map[string]struct {
+					Writes []time.Time `json:"writes"`
+				} `json:"sessions"`
+			}
+			if err := json.Unmarshal(b, &st); err != nil || len(st.Sessions) != 1 {
+				t.Fatalf("state file: %v\n%s", err, b)
+			}
+			for _, s := range st.Sessions {
+				if len(s.Writes) != got {
+					t.Fatalf("the windows hold %d writes, GitHub received %d", len(s.Writes), got)
+				}
+			}
+			e.opt.Sleep = sleep
+			e.converge()
+			if st := e.fake.Stats(); st.Writes != writes || st.SecondaryLimitHits != 0 {
+				t.Fatalf("%d writes, %d secondary limits hit; want %d and 0", st.Writes, st.SecondaryLimitHits, writes)
+			}
+			if d := e.clk.Now().Sub(start); d != (writes-1)*time.Second {
+				t.Fatalf("the two runs took %s, want %s", d, (writes-1)*time.Second)
+			}
+		})
 	}
 }

@@ -316,6 +316,16 @@ func (s *Server) SetLatency(d time.Duration) {
 	s.mu.Unlock()
 }
 
+// SetSecondaryLimits turns Options.SecondaryLimits on or off, so that a benchmark can set
+// its state up with fast writes and then measure a paced apply against the limits. Turning
+// them on starts with empty windows: the writes made while they were off are not counted.
+func (s *Server) SetSecondaryLimits(on bool) {
+	s.mu.Lock()
+	s.opt.SecondaryLimits = on
+	s.content = nil
+	s.mu.Unlock()
+}
+
 // Stats returns a copy of the counters.
 func (s *Server) Stats() Stats {
 	s.mu.Lock()
@@ -806,10 +816,11 @@ func (s *Server) handle(w http.ResponseWriter, r *http.Request, p string, gql bo
 // holds the limit. GitHub's documented answer: 403, a message naming the secondary rate
 // limit, and no retry-after when the client should wait at least a minute.
 func (s *Server) secondaryExceeded(w http.ResponseWriter) bool {
+	s.mu.Lock()
 	if !s.opt.SecondaryLimits {
+		s.mu.Unlock()
 		return false
 	}
-	s.mu.Lock()
 	now := s.opt.Now()
 	kept := s.content[:0]
 	for _, t := range s.content {

@@ -693,3 +693,44 @@ func TestSecondaryLimits(t *testing.T) {
 		})
 	}
 }
+
+// SetSecondaryLimits switches the limits at run time: writes made while they are off are
+// neither refused nor counted in the windows, so a benchmark can set its state up fast and
+// then measure against the limits from empty windows.
+func TestSetSecondaryLimits(t *testing.T) {
+	now := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+	s := newServer(t, Options{Now: func() time.Time { return now }, RateLimit: 100000})
+	s.AddOrg("acme")
+	s.AddUsers("alice")
+	put := func() error {
+		_, _, err := client(t, s, false).Organizations.EditOrgMembership(context.Background(), "alice", "acme", &gh.Membership{Role: gh.String("member")})
+		return err
+	}
+	writes := func(n int) int {
+		ok := 0
+		for range n {
+			if put() == nil {
+				ok++
+			}
+		}
+		return ok
+	}
+	for _, step := range []struct {
+		on     bool
+		writes int
+		ok     int
+	}{
+		{false, 100, 100}, // off: nothing refused
+		{true, 81, 80},    // on: a fresh minute window of 80
+		{false, 10, 10},   // off again
+		{true, 1, 1},      // on again: the windows start empty
+	} {
+		s.SetSecondaryLimits(step.on)
+		if got := writes(step.writes); got != step.ok {
+			t.Fatalf("limits %v: %d of %d writes accepted, want %d", step.on, got, step.writes, step.ok)
+		}
+	}
+	if st := s.Stats(); st.SecondaryLimitHits != 1 {
+		t.Fatalf("%d secondary limits hit, want 1", st.SecondaryLimitHits)
+	}
+}
