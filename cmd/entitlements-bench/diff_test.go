@@ -25,6 +25,7 @@ func TestBenchDiff(t *testing.T) {
 	t.Setenv("GIT_CONFIG_GLOBAL", "/dev/null")
 	t.Setenv("GIT_CONFIG_SYSTEM", "/dev/null")
 	tmp := t.TempDir()
+	buildLikeTests(t)
 	if out, err := exec.Command("go", "build", "-o", filepath.Join(tmp, "entitlements"), "../entitlements").CombinedOutput(); err != nil {
 		t.Fatalf("go build: %v\n%s", err, out)
 	}

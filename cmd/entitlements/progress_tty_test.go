@@ -24,6 +24,7 @@ func TestProgressOnARealTerminal(t *testing.T) {
 		t.Skip("script(1) is not installed (util-linux): no pseudo-terminal to test on")
 	}
 	bin := filepath.Join(t.TempDir(), "entitlements")
+	buildLikeTests(t)
 	if out, err := exec.Command("go", "build", "-o", bin, ".").CombinedOutput(); err != nil {
 		t.Fatalf("go build: %v\n%s", err, out)
 	}
