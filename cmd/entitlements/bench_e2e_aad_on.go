@@ -69,6 +69,9 @@ func startBenchAAD(upns []string, pool int) (benchBackend, string, any, string) 
 		o.TokenCredential = benchCred{b.srv.Token()}
 		o.HTTPClient = &http.Client{Transport: delayRT{b: b, base: t}}
 		o.PoolSize = pool
+		// As for GitHub: the benchmark measures requests and latency, not the write budget
+		// (on the real clock, paced writes would take hours).
+		o.NoWritePacing = true
 	}
 	return b, b.srv.BaseURL(), hook, ""
 }
