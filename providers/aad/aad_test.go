@@ -104,10 +104,12 @@ func TestChunking(t *testing.T) {
 	before, fs := reg.Counters(), e.fake.Stats()
 	e.apply(plan)
 	d, fd := delta(reg.Counters(), before), e.fake.Stats()
-	if d["batches"] != 4 || d["subrequests"] != 75 { // ceil(75/20)
+	// 45 adds in 3 members@odata.bind PATCHes and 30 removals: 33 sub-requests, 2 batches.
+	if d["batches"] != 2 || d["subrequests"] != 33 {
 		t.Errorf("write counters %v", d)
 	}
-	if fd.Routes["members.add"]-fs.Routes["members.add"] != 45 || fd.Routes["members.remove"]-fs.Routes["members.remove"] != 30 {
+	if fd.Routes["groups.patch"]-fs.Routes["groups.patch"] != 3 || fd.Routes["members.remove"]-fs.Routes["members.remove"] != 30 ||
+		fd.Routes["members.add"] != fs.Routes["members.add"] {
 		t.Errorf("routes %v", fd.Routes)
 	}
 	if got := e.members("churn"); !slices.Equal(got, uids(100, 145)) {
@@ -191,7 +193,7 @@ func TestThrottling(t *testing.T) {
 	if !slices.Contains(waits, 11*time.Second) || !slices.Contains(waits, 7*time.Second) {
 		t.Errorf("waits %v", waits)
 	}
-	e.fake.Inject(fakegraph.Fault{Method: "POST", Path: "/groups/*/members/$ref", Scope: fakegraph.InBatch, Status: 429, RetryAfter: "2", Times: 5})
+	e.fake.Inject(fakegraph.Fault{Method: "PATCH", Path: "/groups/*", Scope: fakegraph.InBatch, Status: 429, RetryAfter: "2", Times: 5})
 	e.apply(plan)
 	for _, n := range []string{"a", "b", "c"} {
 		if got := e.members(n); !slices.Equal(got, uids(0, 10)) {
@@ -201,8 +203,8 @@ func TestThrottling(t *testing.T) {
 	if c := reg.Counters(); c["throttled"] != 2+1+5 {
 		t.Errorf("throttled %v", c)
 	}
-	if st := e.fake.Stats(); st.Routes["members.add"] != 27+5 {
-		t.Errorf("adds sent %d (27 writes + 5 throttled)", st.Routes["members.add"])
+	if st := e.fake.Stats(); st.Routes["groups.patch"] != 3+5 {
+		t.Errorf("members@odata.bind PATCHes sent %d (3 writes of 9 adds + 5 throttled)", st.Routes["groups.patch"])
 	}
 	if !slices.Contains(e.sleep.Waits(), 2*time.Second) {
 		t.Errorf("write waits %v", e.sleep.Waits())
@@ -270,10 +272,10 @@ func TestUnknownWriteOutcome(t *testing.T) {
 			if got := e.members("team"); !slices.Equal(got, []string{"u001", "u002", "u003"}) {
 				t.Errorf("team: %v", got)
 			}
-			adds := fd.Routes["members.add"] - fs.Routes["members.add"]
-			if want := map[bool]int64{true: 2, false: 2}[after]; adds != want {
-				// executed: 2 adds, then read back, nothing resent; not executed: the fake
-				// never saw the first batch, so the 2 adds are sent once.
+			adds := fd.Routes["groups.patch"] - fs.Routes["groups.patch"]
+			if want := map[bool]int64{true: 1, false: 1}[after]; adds != want {
+				// executed: 2 adds in one PATCH, then read back, nothing resent; not
+				// executed: the fake never saw the first batch, so the PATCH is sent once.
 				t.Errorf("adds executed %d, want %d", adds, want)
 			}
 			if fd.Routes["members.list"]-fs.Routes["members.list"] != 1 {

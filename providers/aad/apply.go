@@ -40,7 +40,8 @@ type changeOp struct {
 	writes  []*write
 }
 
-// write is one Graph write of a change: one $batch item.
+// write is one Graph write of a change: one $batch item, or (a member add) one reference of
+// a members@odata.bind PATCH that adds up to 20 members to its group.
 type write struct {
 	op       *changeOp
 	kind     writeKind
@@ -67,8 +68,10 @@ func (w *write) String() string {
 }
 
 // Apply implements providers.Provider. Groups to create are created first (one POST each,
-// several at once); then every member add and remove, description change and group deletion
-// of the target becomes one $batch item, so W writes cost ceil(W/20) batches. Each Change gets
+// several at once); then the member adds of each group are packed 20 to a members@odata.bind
+// PATCH, and every such PATCH, member removal, description change and group deletion of the
+// target becomes one $batch item: a group gaining N members costs ceil(N/20) items, W items
+// cost ceil(W/20) batches. Writes are paced to the client's write budget (schedule.go). Each Change gets
 // one Outcome: Unknown if any of its writes has an outcome that could not be established,
 // else Failed if any failed, else Applied if any was done, else Skipped or AlreadyInState.
 // The credentials of the Registry are masked in the outcomes' errors.
@@ -293,17 +296,95 @@ func (p *Provider) planWrites(ctx context.Context, ops []*changeOp, rs *readStat
 	return nil
 }
 
-// request builds the $batch item of a write.
-func (p *Provider) request(ctx context.Context, w *write) (*item, error) {
+// maxBind is the most members one PATCH may add through members@odata.bind ("Add members",
+// learn.microsoft.com/graph/api/group-post-members: "When using the API to add multiple
+// members in one request, you can add up to only 20 members").
+const maxBind = 20
+
+// unit is what one $batch item sends: one write, or up to maxBind member adds to one group.
+type unit struct {
+	writes []*write
+	it     *item
+}
+
+// pack turns writes into units: the member adds of each group in chunks of up to maxBind, in
+// the order the writes come (the first chunk of a group where its first add was), and every
+// other write alone.
+func pack(ws []*write) []*unit {
+	var out []*unit
+	open := map[string]*unit{} // group ID -> its chunk being filled
+	for _, w := range ws {
+		if w.kind != addMember {
+			out = append(out, &unit{writes: []*write{w}})
+			continue
+		}
+		u := open[w.op.groupID]
+		if u == nil || len(u.writes) == maxBind {
+			u = &unit{}
+			open[w.op.groupID] = u
+			out = append(out, u)
+		}
+		u.writes = append(u.writes, w)
+	}
+	return out
+}
+
+// alreadyExists reports Graph's answer to an add of a member the group has: 400 "One or more
+// added object references already exist for the following modified properties: 'members'."
+func alreadyExists(it *item) bool {
+	_, msg := it.odataError()
+	return it.err == nil && it.status == http.StatusBadRequest && strings.Contains(strings.ToLower(msg), "already exist")
+}
+
+// settleUnit settles the writes of a unit Graph answered (not unseen, not lagging) and returns
+// the units to send again. members@odata.bind is all or nothing: one member already in the
+// group fails the whole PATCH with 400 "already exist", and one object gone fails it with 404
+// (naming the object), and nothing is added. So an "already exist" chunk is split in halves,
+// each sent again, down to single adds, where "already exist" means already in state; a 404
+// settles the add it names and sends the others again (halves when it names none of them).
+func (p *Provider) settleUnit(u *unit) []*unit {
+	it := u.it
+	if len(u.writes) > 1 && it.err == nil {
+		_, msg := it.odataError()
+		split := alreadyExists(it)
+		if it.status == http.StatusNotFound {
+			for i, w := range u.writes {
+				if strings.Contains(msg, w.objectID) {
+					p.settle(w)
+					return []*unit{{writes: slices.Delete(slices.Clone(u.writes), i, i+1)}}
+				}
+			}
+			split = true
+		}
+		if split {
+			p.reg.counters.splits.Add(1)
+			half := len(u.writes) / 2
+			return []*unit{{writes: u.writes[:half:half]}, {writes: u.writes[half:]}}
+		}
+	}
+	for _, w := range u.writes {
+		p.settle(w)
+	}
+	return nil
+}
+
+// request builds the $batch item of a unit.
+func (p *Provider) request(ctx context.Context, u *unit) (*item, error) {
+	w := u.writes[0]
 	gb := p.svc.g.client.Groups().ByGroupId(w.op.groupID)
 	it := &item{write: true}
 	var err error
 	switch w.kind {
 	case addMember:
-		ref := models.NewReferenceCreate()
-		u := p.svc.g.base + "/directoryObjects/" + w.objectID
-		ref.SetOdataId(&u)
-		it.ri, err = gb.Members().Ref().ToPostRequestInformation(ctx, ref, nil)
+		// PATCH /groups/{id} with "members@odata.bind": [".../directoryObjects/{id}", ...]
+		// ("Add members", example "Add multiple members to a group in a single request").
+		refs := make([]string, len(u.writes))
+		for i, w := range u.writes {
+			refs[i] = p.svc.g.base + "/directoryObjects/" + w.objectID
+		}
+		g := models.NewGroup()
+		g.SetAdditionalData(map[string]any{"members@odata.bind": refs})
+		it.ri, err = gb.ToPatchRequestInformation(ctx, g, nil)
 	case removeMember:
 		// Always .../members/{id}/$ref: without /$ref Graph deletes the user itself.
 		it.ri, err = gb.Members().ByDirectoryObjectId(w.objectID).Ref().ToDeleteRequestInformation(ctx, nil)
@@ -332,11 +413,13 @@ const maxWriteRounds = 3
 // again; it doubles per retry within Options.ReplicationLagWait.
 const firstLagWait = 500 * time.Millisecond
 
-// runWrites sends the write items in batches and settles each. A write whose envelope failed
-// unseen is never simply replayed: member writes are read back first (the group's member
-// list, bypassing the cache) and only what is still missing is sent again; description and
-// group deletions set a value, so they are sent again as they are. Member adds that Graph
-// refused for replication lag are retried the same way, after a wait.
+// runWrites sends the writes in batches, member adds packed into members@odata.bind chunks,
+// and settles each. A write whose envelope failed unseen is never simply replayed: member
+// writes are read back first (the group's member list, bypassing the cache) and only what is
+// still missing is sent again; description and group deletions set a value, so they are sent
+// again as they are. Member adds that Graph refused for replication lag are retried the same
+// way, after a wait. A chunk refused because a member is already in the group is split and
+// sent again (settleUnit).
 func (p *Provider) runWrites(ctx context.Context, ops []*changeOp) {
 	var pending []*write
 	for _, op := range ops {
@@ -346,32 +429,42 @@ func (p *Provider) runWrites(ctx context.Context, ops []*changeOp) {
 			}
 		}
 	}
+	var units []*unit // split chunks, sent as they are
 	var lagWaited time.Duration
 	lagWait := firstLagWait
-	for len(pending) > 0 {
-		items := make([]*item, 0, len(pending))
-		var sent []*write
-		for _, w := range pending {
-			it, err := p.request(ctx, w)
+	for len(pending) > 0 || len(units) > 0 {
+		units = append(units, pack(pending)...)
+		items := make([]*item, 0, len(units))
+		var sent []*unit
+		for _, u := range units {
+			it, err := p.request(ctx, u)
 			if err != nil {
-				w.done, w.status, w.err = true, providers.Failed, err
+				for _, w := range u.writes {
+					w.done, w.status, w.err = true, providers.Failed, err
+				}
 				continue
 			}
-			w.it = it
+			u.it = it
+			for _, w := range u.writes {
+				w.it = it
+			}
 			items = append(items, it)
-			sent = append(sent, w)
+			sent = append(sent, u)
 		}
 		p.svc.g.runBatch(ctx, items)
 		var unseen, lagged []*write
-		for _, w := range sent {
+		units = nil
+		for _, u := range sent {
 			switch {
-			case w.it.unknown:
-				w.unseenRounds++
-				unseen = append(unseen, w)
-			case p.replicationLag(w):
-				lagged = append(lagged, w)
+			case u.it.unknown:
+				for _, w := range u.writes {
+					w.unseenRounds++
+				}
+				unseen = append(unseen, u.writes...)
+			case p.replicationLag(u.writes[0]):
+				lagged = append(lagged, u.writes...)
 			default:
-				p.settle(w)
+				units = append(units, p.settleUnit(u)...)
 			}
 		}
 		pending = nil
@@ -434,7 +527,7 @@ func (p *Provider) settle(w *write) {
 	switch {
 	case it.ok():
 		w.status = providers.Applied
-	case w.kind == addMember && it.status == http.StatusBadRequest && strings.Contains(strings.ToLower(msg), "already exist"):
+	case w.kind == addMember && alreadyExists(it):
 		w.status = providers.AlreadyInState
 	case w.kind == addMember && it.status == http.StatusNotFound && strings.Contains(msg, w.objectID):
 		w.err = fmt.Errorf("user %s no longer exists in Entra ID", p.upn(w.uid))

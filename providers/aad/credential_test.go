@@ -53,6 +53,7 @@ func (e *env) identityRegistry(opt Options, vars map[string]string) *Registry {
 	opt.HTTPClient = e.fake.IdentityClient()
 	opt.AuthorityHost = e.fake.LoginURL()
 	opt.Sleep = e.sleep.Sleep
+	opt.NoWritePacing = true // as env.registry
 	opt.Getenv = func(k string) (string, bool) { v, ok := vars[k]; return v, ok }
 	r := NewRegistry(opt)
 	e.t.Cleanup(r.Close)

@@ -54,9 +54,12 @@
 // the target showed. Group lookups, member lists and users are cached for the Registry's life
 // (or Options.CacheTTL), "not found" only for Options.NegativeCacheTTL (default 1 minute),
 // and concurrent reads of the same key share one request without losing the batching
-// (cache.Batched). Writes are $batch items too: POST .../members/$ref (400 "already exist" =
-// already in state) and DELETE .../members/{id}/$ref (404 = already gone; never the URL
-// without /$ref, which deletes the object itself). A member add refused for replication lag
+// (cache.Batched). Writes are $batch items too: member adds 20 to a PATCH /groups/{id} with
+// members@odata.bind (all or nothing: 400 "already exist" splits the chunk in halves, down to
+// the single add, where it means already in state) and DELETE .../members/{id}/$ref (404 =
+// already gone; never the URL without /$ref, which deletes the object itself). Writes are
+// paced to Graph's write quota per application and tenant (schedule.go), and Estimate says
+// what an apply will send and how long it takes. A member add refused for replication lag
 // after a create (400 "The source resource object or one of the objects being referenced do
 // not exist.") is read back and sent again after 500ms, 1s, ... within
 // Options.ReplicationLagWait. Request bodies are sent uncompressed (the SDK's compression

@@ -34,6 +34,10 @@ import (
 // counters are the Registry's request counters (atomic: batches run concurrently).
 type counters struct {
 	requests, batches, subRequests, pages, throttled, retries, connections, creates, predictive atomic.Int64
+	// writes: write requests sent (sub-requests and group creates, every attempt); paceWait:
+	// time writes waited for the pacer (nanoseconds); slowdowns: throttle headers that made
+	// the pacer book writes; splits: members@odata.bind chunks split after "already exist".
+	writes, paceWait, slowdowns, splits atomic.Int64
 }
 
 func (c *counters) snapshot() map[string]int64 {
@@ -41,6 +45,8 @@ func (c *counters) snapshot() map[string]int64 {
 		"requests": c.requests.Load(), "batches": c.batches.Load(), "subrequests": c.subRequests.Load(),
 		"pages": c.pages.Load(), "throttled": c.throttled.Load(), "retries": c.retries.Load(),
 		"connections_opened": c.connections.Load(), "creates": c.creates.Load(), "predictive_hits": c.predictive.Load(),
+		"writes": c.writes.Load(), "pace_wait_ms": c.paceWait.Load() / int64(time.Millisecond),
+		"throttle_slowdowns": c.slowdowns.Load(), "bind_splits": c.splits.Load(),
 	}
 }
 
@@ -62,8 +68,20 @@ func (t *countingTransport) RoundTrip(req *http.Request) (*http.Response, error)
 			t.c.connections.Add(1)
 		}
 	}}
-	return t.next.RoundTrip(req.WithContext(httptrace.WithClientTrace(req.Context(), trace)))
+	resp, err := t.next.RoundTrip(req.WithContext(httptrace.WithClientTrace(req.Context(), trace)))
+	if err == nil {
+		if f, ok := req.Context().Value(observeKey{}).(func(string)); ok {
+			if v := resp.Header.Get(throttleHeader); v != "" {
+				f(v)
+			}
+		}
+	}
+	return resp, err
 }
+
+// observeKey is the context key of a function that receives the throttle header of a write's
+// reply (the SDK does not hand the headers of a successful reply back).
+type observeKey struct{}
 
 // cappingTransport caps every answer's body at max bytes (0: no cap), so that no answer,
 // Graph's or the identity platform's, is read into memory whole whatever its size: the SDKs
@@ -163,6 +181,9 @@ type graph struct {
 	// cred and scope give the Graph token (doctor reads its claims).
 	cred  azcore.TokenCredential
 	scope string
+	// pacer schedules the client's writes (one application in one tenant: Graph's write
+	// quota is per application and tenant).
+	pacer *pacer
 }
 
 // newGraph builds the SDK client as spec 4.5 describes: a bearer-token provider, the Graph
@@ -216,7 +237,8 @@ func newGraph(reg *Registry, base string, cred azcore.TokenCredential) (*graph, 
 	}
 	base = strings.TrimRight(base, "/")
 	adapter.SetBaseUrl(base)
-	return &graph{reg: reg, adapter: adapter, client: msgraph.NewGraphServiceClient(adapter), base: base, cred: cred, scope: tp.scope}, nil
+	return &graph{reg: reg, adapter: adapter, client: msgraph.NewGraphServiceClient(adapter), base: base, cred: cred, scope: tp.scope,
+		pacer: newPacer(reg.opt, &reg.counters)}, nil
 }
 
 // errorMapping decodes every error reply as an OData error (it carries the status code and
@@ -360,7 +382,22 @@ func (g *graph) runChunk(ctx context.Context, pending []*item) {
 		for _, it := range pending {
 			attempts[it]++
 		}
+		done := func() {}
+		if pending[0].write {
+			// Each write sub-request is a write of Graph's quota, every attempt.
+			var err error
+			if done, err = g.pacer.pace(ctx, len(pending)); err != nil {
+				failAll(pending, fmt.Errorf("$batch: not sent: %w", err), false)
+				return
+			}
+		}
 		replies, err := g.sendBatch(ctx, pending)
+		for it, r := range replies {
+			if v := r.Headers[throttleHeader]; it.write && v != "" {
+				g.pacer.observe(v)
+			}
+		}
+		done()
 		if err != nil {
 			status, ra := apiStatus(err)
 			var wait time.Duration
@@ -508,6 +545,9 @@ func (g *graph) sendBatch(ctx context.Context, items []*item) (map[*item]batchRe
 	g.reg.counters.batches.Add(1)
 	g.reg.counters.subRequests.Add(int64(len(items)))
 	sctx, sent := trackSent(ctx)
+	if items[0].write {
+		sctx = context.WithValue(sctx, observeKey{}, g.pacer.observe)
+	}
 	raw, err := g.adapter.SendPrimitive(sctx, ri, "[]byte", errorMapping())
 	g.release()
 	if err != nil {
@@ -646,16 +686,22 @@ func excerpt(s string) string {
 	return strconv.Quote(s)
 }
 
-// send runs one request outside a batch (group creation) with the Registry's slot held. No
-// retry here: the caller applies the write-outcome table. sent reports whether the request
-// reached the transport (so Graph may have received it, whatever the error).
+// send runs one write outside a batch (group creation) in its pacer slot, with the
+// Registry's slot held. No retry here: the caller applies the write-outcome table. sent
+// reports whether the request reached the transport (so Graph may have received it, whatever
+// the error).
 func (g *graph) send(ctx context.Context, f func(ctx context.Context) error) (sent bool, err error) {
+	done, err := g.pacer.pace(ctx, 1)
+	if err != nil {
+		return false, err
+	}
+	defer done()
 	if err := g.acquire(ctx); err != nil {
 		return false, err
 	}
 	defer g.release()
 	sctx, flag := trackSent(ctx)
-	err = f(sctx)
+	err = f(context.WithValue(sctx, observeKey{}, g.pacer.observe))
 	return flag.Load(), err
 }
 

@@ -173,9 +173,13 @@ func (e *env) predictive(groups map[string][]string) *cache.Predictive {
 	return pred
 }
 
+// registry is a Registry for tests of Graph's semantics: its sleeper returns at once without
+// advancing any clock, so the write pacer is off (its waits would only crowd the record of
+// retry waits); the pacer is tested on a fake clock (pacedRegistry).
 func (e *env) registry(opt Options) *Registry {
 	opt.TokenCredential = staticCred{e.fake.Token()}
 	opt.Sleep = e.sleep.Sleep
+	opt.NoWritePacing = true
 	r := NewRegistry(opt)
 	e.t.Cleanup(r.Close)
 	return r

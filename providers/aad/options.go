@@ -74,6 +74,36 @@ type Options struct {
 	// next wait would pass this total; then they fail, and the next run adds them. Default
 	// 8s (four retries); negative: no retry.
 	ReplicationLagWait time.Duration
+	// WriteQuota is the write quota Graph enforces per application and tenant per
+	// WriteWindow (2.5 minutes). Default DefaultWriteQuota (3,000, Graph's documented
+	// number); the throttle header is read as a fraction of it. Tests against a fake with
+	// another quota set it to the fake's.
+	WriteQuota int
+	// WritesPerWindow is the write budget of one Graph client (an application in a tenant)
+	// per WriteWindow: write requests, a $batch counting one per sub-request, a
+	// members@odata.bind PATCH one for up to 20 members. Default 90% of WriteQuota (2,700),
+	// leaving a margin for other clients of the application; negative: no budget.
+	WritesPerWindow int
+	// WriteInterval is the spacing per write: a batch of n writes is followed by a pause of
+	// n intervals before the next. Default WriteWindow / WritesPerWindow (about 56 ms), so
+	// that writes flow evenly through the window; negative: no spacing.
+	WriteInterval time.Duration
+	// ThrottleThreshold is the x-ms-throttle-limit-percentage (the fraction of a limit used,
+	// which Graph sends above 0.8) at or above which a write's reply makes the pacer book the
+	// writes Graph counts beyond its own (another client of the application), slowing the
+	// next writes down until the window has room. Default DefaultThrottleThreshold (0.9, the
+	// default budget's share of the quota); negative: the header is ignored.
+	ThrottleThreshold float64
+	// WriteConcurrency bounds the write batches (and group creates) of one Graph client in
+	// flight. Default 1: each is slotted once the previous reply, and its throttle header,
+	// was read, so the pacer knows what Graph counted before it sends more. With
+	// NoWritePacing the default is PoolSize.
+	WriteConcurrency int
+	// NoWritePacing turns WritesPerWindow, WriteInterval and ThrottleThreshold off (tests
+	// and benchmarks against a fake on the real clock), and lets PoolSize write batches be
+	// in flight unless WriteConcurrency says otherwise. Graph's answers (429 and
+	// Retry-After) are still honoured.
+	NoWritePacing bool
 	// Timeout bounds one HTTP request. Default 100s (the SDK's default).
 	Timeout time.Duration
 	// MaxResponseSize caps the body of one Graph answer in bytes (after decompression). A
@@ -86,7 +116,7 @@ type Options struct {
 	// read. Default DefaultMaxPages (2,000 pages: about two million members at 999 a page);
 	// negative: no bound.
 	MaxPages int
-	// Sleep waits between attempts. Default: a timer that stops early when ctx is done. Tests
+	// Sleep waits between attempts and for the write pacer's slots. Default: a timer that stops early when ctx is done. Tests
 	// inject one that records the wait and returns at once.
 	Sleep func(ctx context.Context, d time.Duration) error
 	// CacheTTL is how long group lookups, member lists and user lookups that found something
@@ -116,7 +146,7 @@ type Options struct {
 	// users, groups left alone (dynamic or mail-enabled), deletions not planned. Default:
 	// discard.
 	Logger *slog.Logger
-	// Now is the clock of the caches. Default time.Now.
+	// Now is the clock of the caches and of the write pacer. Default time.Now.
 	Now func() time.Time
 	// Predictive is the predictive state of the run (spec 2.3), or nil. A group whose cached
 	// members equal the desired ones is trusted as current without a request; a group whose
@@ -146,6 +176,32 @@ func (o Options) withDefaults() Options {
 	}
 	if o.ReplicationLagWait == 0 {
 		o.ReplicationLagWait = 8 * time.Second
+	}
+	if o.NoWritePacing {
+		o.WritesPerWindow, o.WriteInterval, o.ThrottleThreshold = -1, -1, -1
+		if o.WriteConcurrency <= 0 {
+			o.WriteConcurrency = o.PoolSize
+		}
+	}
+	if o.WriteConcurrency <= 0 {
+		o.WriteConcurrency = 1
+	}
+	if o.WriteQuota <= 0 {
+		o.WriteQuota = DefaultWriteQuota
+	}
+	if o.WritesPerWindow == 0 {
+		o.WritesPerWindow = o.WriteQuota * 9 / 10
+	}
+	if o.WriteInterval == 0 {
+		o.WriteInterval = -1
+		if o.WritesPerWindow > 0 {
+			// Rounded up, so that the spacing alone never fills the window past the budget.
+			n := time.Duration(o.WritesPerWindow)
+			o.WriteInterval = (WriteWindow + n - 1) / n
+		}
+	}
+	if o.ThrottleThreshold == 0 {
+		o.ThrottleThreshold = DefaultThrottleThreshold
 	}
 	if o.Timeout <= 0 {
 		o.Timeout = 100 * time.Second

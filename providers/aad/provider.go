@@ -263,6 +263,8 @@ func (p *Provider) orphans(ctx context.Context, cl claims, rejected []string) ([
 // only what will happen and a second run is a no-op), and fail the read otherwise. rejected
 // are the groups Desire refused (why, for each).
 func (p *Provider) read(ctx context.Context, desired []*providers.Group, rejected []string) (*providers.State, error) {
+	// A read starts a plan: its estimates continue the client's window from what it has sent.
+	p.svc.g.pacer.resetSim()
 	st := &providers.State{Groups: make(map[string]*providers.Group, len(desired))}
 	targets := make([]*target, 0, len(desired))
 	// What the definitions claim, whatever Graph says and whether or not the group is read

@@ -34,8 +34,15 @@
 //     read (Fault.Oversize); nextLinks to another base (SetNextLinkBase);
 //   - replication lag (Options.HideCreated): a group created through the API stays invisible
 //     to group reads until Replicate, as Graph's replicas lag behind a create;
+//   - write quotas (Options.WriteQuotas): every write (POST, PATCH, PUT, DELETE, top level
+//     or inside a batch) is counted per application and per tenant (from the token) in
+//     sliding windows on the server's clock (Options.Now); past Graph's documented quotas
+//     (3,000 per 2.5 minutes per application and tenant, 18,000 per 5 minutes per tenant) a
+//     write is answered 429 with Retry-After and not done, and above 80% of the
+//     application's quota a reply carries x-ms-throttle-limit-percentage;
 //   - counters: requests per route class, batches, sub-requests, member pages, throttled
-//     replies, NEW connections (via http.Server.ConnState), most requests in flight;
+//     replies, writes (per application and tenant), write-quota refusals, NEW connections
+//     (via http.Server.ConnState), most requests in flight;
 //   - latency added to every top-level request.
 //
 // The server is stateful: writes change what later reads return, so an apply followed by a
@@ -44,6 +51,7 @@ package fakegraph
 
 import (
 	"fmt"
+	"maps"
 	"math/rand/v2"
 	"net"
 	"net/http"
@@ -90,6 +98,19 @@ type Options struct {
 	// Identity configures the identity endpoints (LoginURL): token lifetimes, the Actions
 	// request token, the managed-identity header.
 	Identity IdentityOptions
+	// WriteQuotas enforces Graph's write quotas (see quota.go): a write past AppWrites per
+	// AppWriteWindow for its application and tenant, or past TenantWrites per
+	// TenantWriteWindow for its tenant, is answered 429 with Retry-After (seconds until the
+	// window has room) and not done; a write above 80% of AppWrites gets the reply header
+	// x-ms-throttle-limit-percentage (the fraction used, "0.853"). Writes are counted either
+	// way (Stats.Writes, WritesByApp, WritesByTenant). Off by default.
+	WriteQuotas bool
+	// AppWrites and TenantWrites are the quotas of WriteQuotas. Defaults DefaultAppWrites
+	// (3,000) and DefaultTenantWrites (18,000), Graph's documented numbers.
+	AppWrites, TenantWrites int
+	// Now is the clock of the write quotas. Default time.Now; tests share a fake clock with
+	// the client.
+	Now func() time.Time
 }
 
 // Group is a group as the fake stores it.
@@ -156,6 +177,15 @@ type Stats struct {
 	ObjectDeletes int64
 	// MaxInFlight is the most top-level requests served at once.
 	MaxInFlight int64
+	// Writes counts the writes done or refused by Graph's own checks (every POST, PATCH,
+	// PUT and DELETE, top level or in a batch; not those refused by WriteQuotas), and
+	// WritesByApp and WritesByTenant the same per "tenant/app" and per tenant.
+	Writes         int64
+	WritesByApp    map[string]int64
+	WritesByTenant map[string]int64
+	// WriteLimitHits counts writes refused with 429 by Options.WriteQuotas (also counted in
+	// Throttled); ThrottleHeaders counts replies that carried x-ms-throttle-limit-percentage.
+	WriteLimitHits, ThrottleHeaders int64
 }
 
 // Server is a running fake. All methods are safe for concurrent use.
@@ -182,8 +212,15 @@ type Server struct {
 	throttled, faultsHit, newConns, unauthorized  atomic.Int64
 	gzipBodies, objectDeletes, inFlight, maxInFly atomic.Int64
 	lagRefusals, invalid                          atomic.Int64
+	writes, writeLimitHits, throttleHeaders       atomic.Int64
 	routeMu                                       sync.Mutex
 	routes                                        map[string]int64
+
+	// quotaMu guards the write windows (Options.WriteQuotas) and the added tokens.
+	quotaMu                     sync.Mutex
+	appWrites, tenantWrites     map[string][]time.Time // "tenant/app" or tenant -> write times
+	writesByApp, writesByTenant map[string]int64
+	tokens                      map[string]caller // AddToken
 
 	// id is the identity endpoints, started on first use (LoginURL, RegisterApp, ...).
 	idOnce sync.Once
@@ -201,8 +238,19 @@ func New(opt Options) *Server {
 	if opt.Seed == 0 {
 		opt.Seed = 1
 	}
+	if opt.AppWrites <= 0 {
+		opt.AppWrites = DefaultAppWrites
+	}
+	if opt.TenantWrites <= 0 {
+		opt.TenantWrites = DefaultTenantWrites
+	}
+	if opt.Now == nil {
+		opt.Now = time.Now
+	}
 	s := &Server{opt: opt, objects: map[string]*object{}, byUPN: map[string]string{}, groups: map[string]*group{},
-		rng: rand.New(rand.NewPCG(opt.Seed, opt.Seed^0x9e3779b97f4a7c15)), routes: map[string]int64{}}
+		rng: rand.New(rand.NewPCG(opt.Seed, opt.Seed^0x9e3779b97f4a7c15)), routes: map[string]int64{},
+		appWrites: map[string][]time.Time{}, tenantWrites: map[string][]time.Time{}, writesByApp: map[string]int64{},
+		writesByTenant: map[string]int64{}, tokens: map[string]caller{}}
 	s.srv = httptest.NewUnstartedServer(http.HandlerFunc(s.serveTop))
 	s.srv.Config.ConnState = func(_ net.Conn, st http.ConnState) {
 		if st == http.StateNew {
@@ -547,19 +595,27 @@ func (s *Server) Stats() Stats {
 		routes[k] = v
 	}
 	s.routeMu.Unlock()
+	s.quotaMu.Lock()
+	byApp, byTenant := maps.Clone(s.writesByApp), maps.Clone(s.writesByTenant)
+	s.quotaMu.Unlock()
 	return Stats{Requests: s.requests.Load(), Batches: s.batches.Load(), SubRequests: s.subRequests.Load(),
 		Routes: routes, MemberPages: s.memberPages.Load(), Throttled: s.throttled.Load(), Faults: s.faultsHit.Load(),
 		NewConnections: s.newConns.Load(), Unauthorized: s.unauthorized.Load(), GzipBodies: s.gzipBodies.Load(),
 		ObjectDeletes: s.objectDeletes.Load(), MaxInFlight: s.maxInFly.Load(), LagRefusals: s.lagRefusals.Load(),
-		Invalid: s.invalid.Load()}
+		Invalid: s.invalid.Load(), Writes: s.writes.Load(), WritesByApp: byApp, WritesByTenant: byTenant,
+		WriteLimitHits: s.writeLimitHits.Load(), ThrottleHeaders: s.throttleHeaders.Load()}
 }
 
-// ResetStats zeroes the counters (not the state, nor the request log).
+// ResetStats zeroes the counters (not the state, the write windows, nor the request log).
 func (s *Server) ResetStats() {
 	for _, c := range []*atomic.Int64{&s.requests, &s.batches, &s.subRequests, &s.memberPages, &s.throttled,
-		&s.faultsHit, &s.newConns, &s.unauthorized, &s.gzipBodies, &s.objectDeletes, &s.maxInFly, &s.lagRefusals, &s.invalid} {
+		&s.faultsHit, &s.newConns, &s.unauthorized, &s.gzipBodies, &s.objectDeletes, &s.maxInFly, &s.lagRefusals, &s.invalid,
+		&s.writes, &s.writeLimitHits, &s.throttleHeaders} {
 		c.Store(0)
 	}
+	s.quotaMu.Lock()
+	s.writesByApp, s.writesByTenant = map[string]int64{}, map[string]int64{}
+	s.quotaMu.Unlock()
 	s.routeMu.Lock()
 	s.routes = map[string]int64{}
 	s.routeMu.Unlock()

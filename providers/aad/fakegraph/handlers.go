@@ -62,6 +62,8 @@ func (s *Server) serveTop(w http.ResponseWriter, r *http.Request) {
 		s.write(w, rep)
 		return
 	}
+	tok, _ := strings.CutPrefix(r.Header.Get("Authorization"), "Bearer ")
+	c := s.callerOf(tok)
 	if ce := r.Header.Get("Content-Encoding"); ce != "" && !strings.EqualFold(ce, "identity") {
 		// No Microsoft Graph documentation says that request bodies may be compressed (the
 		// API reference documents compressed responses only). The SDK design spec that made
@@ -100,7 +102,7 @@ func (s *Server) serveTop(w http.ResponseWriter, r *http.Request) {
 			return
 		}
 		if f.Garbage {
-			rep := s.serve(r.Method, path, r.URL.RawQuery, body)
+			rep := s.serve(c, r.Method, path, r.URL.RawQuery, body)
 			b, _ := json.Marshal(rep.body)
 			b = b[:len(b)/2]
 			w.Header().Set("Content-Type", "application/json")
@@ -110,7 +112,7 @@ func (s *Server) serveTop(w http.ResponseWriter, r *http.Request) {
 			return
 		}
 		if f.Drop && f.After {
-			s.serve(r.Method, path, r.URL.RawQuery, body)
+			s.serve(c, r.Method, path, r.URL.RawQuery, body)
 			s.drop(w)
 			return
 		}
@@ -125,15 +127,15 @@ func (s *Server) serveTop(w http.ResponseWriter, r *http.Request) {
 		s.write(w, faultReply(f))
 		return
 	}
-	s.write(w, s.serve(r.Method, path, r.URL.RawQuery, body))
+	s.write(w, s.serve(c, r.Method, path, r.URL.RawQuery, body))
 }
 
-// serve runs a top-level request: a $batch, or one request.
-func (s *Server) serve(method, path, rawQuery string, body []byte) reply {
+// serve runs a top-level request of c: a $batch, or one request.
+func (s *Server) serve(c caller, method, path, rawQuery string, body []byte) reply {
 	if method == http.MethodPost && path == "/$batch" {
-		return s.batch(body)
+		return s.batch(c, body)
 	}
-	return s.dispatch(method, path, rawQuery, body, false)
+	return s.dispatch(c, method, path, rawQuery, body)
 }
 
 // drop closes the connection without a reply.
@@ -216,11 +218,31 @@ func routeClass(method, path string) string {
 	return "unknown"
 }
 
-// dispatch runs one request (top level or a batch item) against the state.
-func (s *Server) dispatch(method, escapedPath, rawQuery string, body []byte, inBatch bool) reply {
+// dispatch runs one request of c (top level or a batch item) against the state, within the
+// write quotas.
+func (s *Server) dispatch(c caller, method, escapedPath, rawQuery string, body []byte) reply {
 	path := unescapePath(escapedPath)
 	route := routeClass(method, path)
 	s.count(route)
+	if !isWrite(method, route) {
+		return s.route(route, method, path, rawQuery, body)
+	}
+	refused, pct := s.admitWrite(c)
+	if refused != nil {
+		return *refused
+	}
+	r := s.route(route, method, path, rawQuery, body)
+	if pct != "" {
+		if r.headers == nil {
+			r.headers = map[string]string{}
+		}
+		r.headers["x-ms-throttle-limit-percentage"] = pct
+	}
+	return r
+}
+
+// route runs one request against the state.
+func (s *Server) route(route, method, path, rawQuery string, body []byte) reply {
 	q, err := url.ParseQuery(rawQuery)
 	if err != nil {
 		return errReply(http.StatusBadRequest, "BadRequest", "invalid query: "+err.Error())
@@ -771,7 +793,7 @@ type batchReply struct {
 	Body    any               `json:"body,omitempty"`
 }
 
-func (s *Server) batch(body []byte) reply {
+func (s *Server) batch(c caller, body []byte) reply {
 	s.batches.Add(1)
 	s.count("batch")
 	var req struct {
@@ -800,7 +822,7 @@ func (s *Server) batch(body []byte) reply {
 	status := map[string]int{}
 	out := make([]batchReply, 0, len(req.Requests))
 	for _, it := range req.Requests {
-		r := s.batchOne(it, status)
+		r := s.batchOne(c, it, status)
 		status[it.ID] = r.status
 		br := batchReply{ID: it.ID, Status: r.status, Headers: r.headers}
 		if r.body != nil {
@@ -818,7 +840,7 @@ func (s *Server) batch(body []byte) reply {
 	return reply{status: http.StatusOK, body: map[string]any{"responses": out}}
 }
 
-func (s *Server) batchOne(it batchItem, done map[string]int) reply {
+func (s *Server) batchOne(c caller, it batchItem, done map[string]int) reply {
 	for _, d := range it.DependsOn {
 		if st, ok := done[d]; !ok || st >= 400 {
 			return errReply(http.StatusFailedDependency, "FailedDependency", "dependency "+d+" failed")
@@ -836,7 +858,7 @@ func (s *Server) batchOne(it batchItem, done map[string]int) reply {
 	s.logf("batch: %s %s?%s", it.Method, path, query)
 	if f := s.takeFault(it.Method, unescapePath(path), true); f != nil && f.Status != 0 {
 		if f.After {
-			s.dispatch(strings.ToUpper(it.Method), path, query, body, true) // counts the route
+			s.dispatch(c, strings.ToUpper(it.Method), path, query, body) // counts the route
 			return faultReply(f)
 		}
 		s.count(routeClass(it.Method, unescapePath(path)))
@@ -845,7 +867,7 @@ func (s *Server) batchOne(it batchItem, done map[string]int) reply {
 		}
 		return faultReply(f)
 	}
-	return s.dispatch(strings.ToUpper(it.Method), path, query, body, true)
+	return s.dispatch(c, strings.ToUpper(it.Method), path, query, body)
 }
 
 // lagLocked refuses a member add to a group that Graph's replicas may not know yet

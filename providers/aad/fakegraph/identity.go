@@ -210,6 +210,12 @@ func (s *Server) authorized(r *http.Request) (reply, bool) {
 	if ok && tok == s.opt.Token {
 		return reply{}, true
 	}
+	s.quotaMu.Lock()
+	_, added := s.tokens[tok]
+	s.quotaMu.Unlock()
+	if ok && added {
+		return reply{}, true
+	}
 	if id := s.id.Load(); ok && id != nil {
 		id.mu.Lock()
 		exp, issued := id.valid[tok]
